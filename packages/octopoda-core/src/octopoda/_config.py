@@ -1,0 +1,100 @@
+"""Where the store lives: store URLs, paths, and the zero-configuration default.
+
+Resolution order for ``AgentRuntime(..., store=None)``:
+
+1. ``OCTOPODA_DATABASE_URL`` if set (a ``sqlite:///`` URL or a path);
+2. ``$OCTOPODA_HOME/octopoda.db`` if ``OCTOPODA_HOME`` is set;
+3. ``~/.octopoda/octopoda.db``.
+
+A store that cannot be opened raises; Octopoda never falls back to another file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from pathlib import Path
+from typing import Any
+
+from ._errors import ConfigError
+from ._sqlite import SqliteStore
+from ._store import Store
+
+__all__ = ["default_store_path", "open_store", "parse_store_url"]
+
+_shared: weakref.WeakValueDictionary[tuple[str, str, int], SqliteStore] = (
+    weakref.WeakValueDictionary()
+)
+_shared_lock = threading.Lock()
+
+
+def default_store_path() -> Path:
+    """``$OCTOPODA_HOME/octopoda.db``, else ``~/.octopoda/octopoda.db``."""
+    home = os.environ.get("OCTOPODA_HOME")
+    base = Path(home).expanduser() if home else Path.home() / ".octopoda"
+    return base / "octopoda.db"
+
+
+def parse_store_url(url: str) -> str:
+    """Return the SQLite path (or ``":memory:"``) a store URL or path names."""
+    if url == ":memory:":
+        return url
+    if "://" not in url:
+        return url
+    scheme, _, rest = url.partition("://")
+    scheme = scheme.lower()
+    if scheme in ("sqlite", "sqlite3"):
+        if not rest.startswith("/"):
+            raise ConfigError(
+                f"{url!r} is not a valid SQLite URL; write sqlite:///relative/path.db,"
+                " sqlite:////absolute/path.db or sqlite:///:memory:"
+            )
+        path = rest[1:]
+        if not path:
+            raise ConfigError(f"{url!r} names no file; write sqlite:///path/to/file.db")
+        return path
+    if scheme in ("postgresql", "postgres"):
+        raise ConfigError(
+            "PostgreSQL stores are not available in this version of octopoda-core;"
+            " use a SQLite path or sqlite:/// URL"
+        )
+    raise ConfigError(
+        f"unknown store URL scheme {scheme!r} in {url!r}; use a path or sqlite:///..."
+    )
+
+
+def open_store(store: Any = None, *, durability: str | None = None) -> Store:
+    """Return a store for ``store``: a Store object, a URL, a path, ``":memory:"`` or None.
+
+    File stores are shared per process (one connection per file), so many runtimes on one
+    file do not compete for its write lock from the same process.
+    """
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        if isinstance(store, Store):
+            if durability is not None:
+                raise ConfigError("durability applies when Octopoda opens the store; set it there")
+            return store
+        raise ConfigError(f"store must be a path, a URL or a Store, not {type(store).__name__}")
+    create_dirs = False
+    if store is None:
+        url = os.environ.get("OCTOPODA_DATABASE_URL")
+        if url:
+            path = parse_store_url(url)
+        else:
+            path = str(default_store_path())
+            create_dirs = True
+    else:
+        path = parse_store_url(os.fspath(store))
+    mode = durability or "normal"
+    if path == ":memory:":
+        return SqliteStore(path, durability=mode)
+    resolved = str(Path(path).expanduser().resolve())
+    cache_key = (resolved, mode, os.getpid())
+    with _shared_lock:
+        existing = _shared.get(cache_key)
+        if existing is not None and existing._conn is not None:
+            return existing
+        opened = SqliteStore(resolved, durability=mode, create_dirs=create_dirs)
+        _shared[cache_key] = opened
+        return opened

@@ -1,0 +1,103 @@
+"""The events pipeline and the audit chain format.
+
+Every state-changing operation of an agent becomes an :class:`~octopoda.Event`. Inside the
+transaction that stores the change, the store assigns the event's ``seq`` and ``prev_hash``
+and passes it through the agent's pipeline: an ordered list of processors, small callables
+that take an event and return it (structlog's processors are the model). A processor may
+raise to refuse the change; the transaction then rolls back and nothing is stored.
+:class:`AuditChainer` is always the last processor: it fixes the event's canonical form and
+its hash, after which the event must not change.
+
+Chain format (enough to write a verifier in another language)::
+
+    payload_text = canonical_json(payload)                      # RFC 8785
+    body = '{"agent":' + json_string(agent)
+         + ',"kind":' + json_string(kind)
+         + ',"payload":' + payload_text
+         + ',"prev_hash":"' + prev_hash + '"'
+         + ',"seq":' + decimal(seq)
+         + ',"time":' + es6_number(time) + '}'
+    hash = lowercase_hex(SHA-256(bytes.fromhex(prev_hash) || utf8(body)))
+
+``body`` is exactly ``canonical_json({"agent", "kind", "payload", "prev_hash", "seq",
+"time"})``: the event without its hash. ``prev_hash`` of seq 1 is 64 zeros (32 zero bytes);
+``seq`` starts at 1 and has no gaps; ``time`` is Unix epoch seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring
+
+from ._canonical import canonical_text, format_number
+from ._records import Event
+
+__all__ = [
+    "GENESIS_HASH",
+    "AuditChainer",
+    "Pipeline",
+    "Processor",
+    "event_body",
+    "event_hash",
+]
+
+GENESIS_HASH = "0" * 64
+
+Processor = Callable[[Event], Event]
+"""A pipeline step: takes an event, returns it (possibly enriched), or raises to refuse."""
+
+
+def event_body(
+    agent: str, kind: str, payload_text: str, prev_hash: str, seq: int, time: float
+) -> str:
+    """The canonical JSON of an event without its hash (see the module docstring)."""
+    return (
+        '{"agent":'
+        + encode_basestring(agent)
+        + ',"kind":'
+        + encode_basestring(kind)
+        + ',"payload":'
+        + payload_text
+        + ',"prev_hash":"'
+        + prev_hash
+        + '","seq":'
+        + str(seq)
+        + ',"time":'
+        + format_number(time)
+        + "}"
+    )
+
+
+def event_hash(
+    agent: str, kind: str, payload_text: str, prev_hash: str, seq: int, time: float
+) -> str:
+    """SHA-256 of ``prev_hash`` bytes followed by the event's canonical body, as hex."""
+    body = event_body(agent, kind, payload_text, prev_hash, seq, time)
+    return hashlib.sha256(bytes.fromhex(prev_hash) + body.encode("utf-8")).hexdigest()
+
+
+class AuditChainer:
+    """The last processor: canonicalises the payload and links the event into the chain."""
+
+    def __call__(self, event: Event) -> Event:
+        event.payload_text = canonical_text(event.payload)
+        event.hash = event_hash(
+            event.agent, event.kind, event.payload_text, event.prev_hash, event.seq, event.time
+        )
+        return event
+
+
+class Pipeline:
+    """An ordered list of processors every event passes through; the chainer runs last."""
+
+    __slots__ = ("_chainer", "processors")
+
+    def __init__(self, processors: Iterable[Processor] = ()) -> None:
+        self.processors: list[Processor] = list(processors)
+        self._chainer = AuditChainer()
+
+    def __call__(self, event: Event) -> Event:
+        for processor in self.processors:
+            event = processor(event)
+        return self._chainer(event)

@@ -1,0 +1,441 @@
+"""AgentRuntime: one agent's versioned, audited memory on a store."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import timedelta
+from typing import Any, Literal
+
+from ._bundle import build_bundle, read_bundle
+from ._config import open_store
+from ._errors import InvalidInput, SnapshotNotFound
+from ._events import Pipeline, Processor
+from ._records import (
+    Event,
+    ImportResult,
+    MemoryHealth,
+    MemoryItem,
+    MemoryVersion,
+    RecallResult,
+    RestoreResult,
+    Snapshot,
+    VersionRecord,
+)
+from ._store import MemoryWrite, Store, StoredRow, agent_namespace
+from ._values import decode_value, encode_value, validate_agent_id, validate_key, validate_tags
+from ._version import __version__
+
+__all__ = ["AgentRuntime"]
+
+_DAY = 86400.0
+
+
+def _seconds(value: float | timedelta | None, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInput(f"{what} must be a number of seconds or a timedelta, not {value!r}")
+    if value <= 0:
+        raise InvalidInput(f"{what} must be positive, got {value!r}")
+    return float(value)
+
+
+def _limit(limit: int | None, what: str = "limit") -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise InvalidInput(f"{what} must be a non-negative int or None, not {limit!r}")
+    return limit
+
+
+def _stored_sha(row: StoredRow) -> str | None:
+    if row.encoding == "json":
+        return hashlib.sha256(row.data.encode("utf-8")).hexdigest()
+    if row.encoding == "bytes":
+        return hashlib.sha256(bytes(row.data)).hexdigest()
+    return None
+
+
+def _live(row: StoredRow, now: float) -> bool:
+    return not row.tombstone and not row.erased and (row.expires_at is None or row.expires_at > now)
+
+
+class AgentRuntime:
+    """One agent's memory: every write a new version, every change an audited event.
+
+    ``store`` is a path, ``"sqlite:///..."`` URL, ``":memory:"``, an open
+    :class:`~octopoda.SqliteStore`, or None for the default
+    (``$OCTOPODA_HOME/octopoda.db``, else ``~/.octopoda/octopoda.db``).
+    ``processors`` run on every event of this agent before it is chained and stored.
+    """
+
+    def __init__(
+        self,
+        agent_id: str,
+        *,
+        store: Store | str | None = None,
+        durability: Literal["normal", "full"] | None = None,
+        processors: Iterable[Processor] = (),
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self._agent_id = validate_agent_id(agent_id)
+        self._store = open_store(store, durability=durability)
+        self._ns = agent_namespace(self._agent_id)
+        self._pipeline = Pipeline(processors)
+        self._clock = clock or time.time
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def agent_id(self) -> str:
+        return self._agent_id
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The processors every event of this agent passes through (append to extend)."""
+        return self._pipeline
+
+    def _now(self) -> float:
+        return round(self._clock(), 6)
+
+    def _commit(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        writes: Sequence[MemoryWrite] = (),
+        *,
+        now: float | None = None,
+        snapshot: str | None = None,
+        replace_snapshot: bool = False,
+    ) -> tuple[Event, list[int]]:
+        event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
+        return self._store.commit(
+            event, writes, self._pipeline, snapshot=snapshot, replace_snapshot=replace_snapshot
+        )
+
+    def close(self) -> None:
+        """Release this runtime. A shared file store stays open for other runtimes."""
+
+    def __enter__(self) -> AgentRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AgentRuntime({self._agent_id!r}, store={self._store.url!r})"
+
+    # -- memory -----------------------------------------------------------------------------
+
+    def remember(
+        self,
+        key: str,
+        value: Any,
+        *,
+        tags: Iterable[str] | None = None,
+        ttl: float | timedelta | None = None,
+    ) -> VersionRecord:
+        """Store ``value`` as the next version of ``key``; durable when this returns.
+
+        ``value`` is anything JSON-serialisable (tuples come back as lists) or bytes.
+        ``ttl`` (seconds or a timedelta): the value is not returned after it expires.
+        """
+        key = validate_key(key)
+        encoded = encode_value(value)
+        tag_tuple = validate_tags(tags)
+        ttl_seconds = _seconds(ttl, "ttl")
+        now = self._now()
+        expires_at = None if ttl_seconds is None else round(now + ttl_seconds, 6)
+        write = MemoryWrite(
+            self._ns, key, encoded.encoding, encoded.data, encoded.sha256, tag_tuple, expires_at
+        )
+        event, versions = self._commit("remember", {}, (write,), now=now)
+        return VersionRecord(key, versions[0], now, event.seq)
+
+    def recall(self, key: str, *, version: int | None = None) -> RecallResult:
+        """The current value of ``key`` (or a given ``version``).
+
+        A missing, forgotten or expired key gives ``found=False`` and ``value=None``.
+        """
+        key = validate_key(key)
+        if version is None:
+            row = self._store.latest(self._ns, key)
+        else:
+            if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+                raise InvalidInput(f"version must be a positive int, not {version!r}")
+            row = self._store.version(self._ns, key, version)
+        if row is None or not _live(row, self._now()):
+            return RecallResult(key, False)
+        return RecallResult(
+            key,
+            True,
+            decode_value(row.encoding, row.data),
+            row.version,
+            row.created_at,
+            row.tags,
+            row.expires_at,
+            row.seq,
+        )
+
+    def recall_history(self, key: str, *, limit: int | None = None) -> list[MemoryVersion]:
+        """Every version of ``key``, newest first. Expired or erased values read as None."""
+        key = validate_key(key)
+        limit = _limit(limit)
+        now = self._now()
+        rows = self._store.history(self._ns, key)
+        if limit is not None:
+            rows = rows[:limit]
+        return [self._version(row, now) for row in rows]
+
+    def _version(self, row: StoredRow, now: float) -> MemoryVersion:
+        visible = _live(row, now)
+        return MemoryVersion(
+            key=row.key,
+            version=row.version,
+            value=decode_value(row.encoding, row.data) if visible else None,
+            created_at=row.created_at,
+            tags=row.tags,
+            expires_at=row.expires_at,
+            seq=row.seq,
+            author=row.author,
+            tombstone=row.tombstone,
+            erased=row.erased,
+        )
+
+    def search(
+        self,
+        prefix: str = "",
+        *,
+        tags: Iterable[str] | None = None,
+        limit: int | None = 50,
+        offset: int = 0,
+    ) -> list[MemoryItem]:
+        """Current values whose key starts with ``prefix`` (exact, case-sensitive) and that
+        carry every tag in ``tags``, ordered by key."""
+        if not isinstance(prefix, str):
+            raise InvalidInput(f"prefix must be a str, not {type(prefix).__name__}")
+        rows = self._store.current(
+            self._ns,
+            prefix=prefix,
+            tags=validate_tags(tags),
+            now=self._now(),
+            limit=_limit(limit),
+            offset=_limit(offset, "offset") or 0,
+        )
+        return [self._item(row) for row in rows]
+
+    @staticmethod
+    def _item(row: StoredRow) -> MemoryItem:
+        return MemoryItem(
+            row.key,
+            decode_value(row.encoding, row.data),
+            row.version,
+            row.created_at,
+            row.tags,
+            row.expires_at,
+            row.seq,
+        )
+
+    def keys(self, prefix: str = "") -> list[str]:
+        """Keys that currently have a value, ordered."""
+        return [item.key for item in self.search(prefix, limit=None)]
+
+    def forget(self, key: str) -> VersionRecord | None:
+        """Write a tombstone for ``key``: history stays, ``recall`` says not found.
+
+        Returns None (and writes nothing) when the key has no current value.
+        """
+        key = validate_key(key)
+        row = self._store.latest(self._ns, key)
+        now = self._now()
+        if row is None or not _live(row, now):
+            return None
+        return self._tombstone([key], "forget", {}, now)[0]
+
+    def forget_stale(self, max_age_seconds: float | timedelta = 30 * _DAY) -> list[VersionRecord]:
+        """Tombstone every key whose current value was written more than ``max_age_seconds``
+        ago, in one transaction. Returns the tombstones written."""
+        max_age = _seconds(max_age_seconds, "max_age_seconds")
+        assert max_age is not None
+        now = self._now()
+        cutoff = now - max_age
+        stale = [r.key for r in self._store.current(self._ns, now=now) if r.created_at < cutoff]
+        if not stale:
+            return []
+        return self._tombstone(
+            stale, "forget", {"reason": "stale", "max_age_seconds": max_age}, now
+        )
+
+    def _tombstone(
+        self, keys: Sequence[str], kind: str, payload: dict[str, Any], now: float
+    ) -> list[VersionRecord]:
+        writes = [MemoryWrite(self._ns, k, "tombstone", None, None) for k in keys]
+        event, versions = self._commit(kind, payload, writes, now=now)
+        return [
+            VersionRecord(k, v, now, event.seq, True) for k, v in zip(keys, versions, strict=True)
+        ]
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def snapshot(self, name: str | None = None, *, replace: bool = False) -> Snapshot:
+        """Name the current point in history. Nothing is copied: a snapshot is a seq."""
+        now = self._now()
+        if name is None:
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
+            name = f"snapshot-{stamp}.{round(now * 1e6) % 1_000_000:06d}Z"
+        name = validate_key(name)
+        previous = self._store.snapshot(self._agent_id, name)
+        if previous is not None and not replace:
+            raise InvalidInput(
+                f"agent {self._agent_id!r} already has a snapshot named {name!r};"
+                " choose another name or pass replace=True"
+            )
+        payload: dict[str, Any] = {"name": name}
+        if previous is not None:
+            payload["replaces_seq"] = previous.seq
+        event, _ = self._commit(
+            "snapshot", payload, now=now, snapshot=name, replace_snapshot=replace
+        )
+        keys = len(self._store.current(self._ns, as_of_seq=event.seq, now=now))
+        return Snapshot(name, event.seq, now, keys)
+
+    def snapshots(self) -> list[Snapshot]:
+        """This agent's snapshots, oldest first (``keys`` counts what is live now)."""
+        now = self._now()
+        return [
+            Snapshot(
+                s.name,
+                s.seq,
+                s.created_at,
+                len(self._store.current(self._ns, as_of_seq=s.seq, now=now)),
+            )
+            for s in self._store.snapshots(self._agent_id)
+        ]
+
+    def restore(self, name: str) -> RestoreResult:
+        """Bring memory back to the snapshot ``name`` by writing new versions.
+
+        Keys that changed since are written back; keys created since are tombstoned.
+        History stays whole, and the restore is one audited event.
+        """
+        snap = self._store.snapshot(self._agent_id, validate_key(name))
+        if snap is None:
+            known = ", ".join(repr(s.name) for s in self._store.snapshots(self._agent_id)) or "none"
+            raise SnapshotNotFound(
+                f"agent {self._agent_id!r} has no snapshot named {name!r} (snapshots: {known})"
+            )
+        now = self._now()
+        then = {r.key: r for r in self._store.current(self._ns, as_of_seq=snap.seq, now=now)}
+        current = {r.key: r for r in self._store.current(self._ns, now=now)}
+        writes: list[MemoryWrite] = []
+        for key, old in then.items():
+            cur = current.get(key)
+            same = cur is not None and (cur.encoding, cur.data, cur.tags, cur.expires_at) == (
+                old.encoding,
+                old.data,
+                old.tags,
+                old.expires_at,
+            )
+            if not same:
+                writes.append(
+                    MemoryWrite(
+                        self._ns,
+                        key,
+                        old.encoding,
+                        old.data,
+                        _stored_sha(old),
+                        old.tags,
+                        old.expires_at,
+                    )
+                )
+        removed = sorted(k for k in current if k not in then)
+        writes.extend(MemoryWrite(self._ns, k, "tombstone", None, None) for k in removed)
+        restored = tuple(w.key for w in writes if w.encoding != "tombstone")
+        payload = {"snapshot": snap.name, "snapshot_seq": snap.seq}
+        event, _ = self._commit("restore", payload, writes, now=now)
+        return RestoreResult(snap.name, snap.seq, event.seq, restored, tuple(removed))
+
+    # -- export / import --------------------------------------------------------------------
+
+    def export_memories(self) -> dict[str, Any]:
+        """Every key with its full history as a JSON-safe bundle (see ``octopoda._bundle``)."""
+        return build_bundle(
+            self._agent_id,
+            self._store.all_versions(self._ns),
+            exported_at=self._now(),
+            version=__version__,
+        )
+
+    def import_memories(
+        self,
+        bundle: dict[str, Any] | str | bytes,
+        *,
+        on_existing: Literal["append", "skip", "error"] = "append",
+    ) -> ImportResult:
+        """Write a bundle's versions (oldest first) as new versions, in one transaction.
+
+        For a key that already has history here: ``append`` adds the bundle's versions after
+        it, ``skip`` leaves the key alone, ``error`` refuses the whole import. The bundle is
+        validated entirely before anything is written.
+        """
+        if on_existing not in ("append", "skip", "error"):
+            raise InvalidInput(
+                f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
+            )
+        per_key = read_bundle(bundle, self._ns)
+        writes: list[MemoryWrite] = []
+        skipped: list[str] = []
+        for key, key_writes in per_key:
+            if on_existing != "append" and self._store.latest(self._ns, key) is not None:
+                if on_existing == "error":
+                    raise InvalidInput(
+                        f"key {key!r} already has history for agent {self._agent_id!r};"
+                        " pass on_existing='append' or 'skip'"
+                    )
+                skipped.append(key)
+                continue
+            writes.extend(key_writes)
+        if not writes:
+            return ImportResult(0, 0, tuple(skipped))
+        source = bundle.get("agent") if isinstance(bundle, dict) else None
+        payload = {"source_agent": source if isinstance(source, str) else None}
+        event, _ = self._commit("import", payload, writes)
+        keys = len({w.key for w in writes})
+        return ImportResult(keys, len(writes), tuple(skipped), event.seq)
+
+    # -- health -----------------------------------------------------------------------------
+
+    def memory_health(self, *, stale_after_seconds: float | timedelta = 30 * _DAY) -> MemoryHealth:
+        """Counts, stale share, size and versions per key of this agent's memory."""
+        stale_after = _seconds(stale_after_seconds, "stale_after_seconds")
+        assert stale_after is not None
+        now = self._now()
+        latest = self._store.current(self._ns, include_dead=True)
+        live = [r for r in latest if _live(r, now)]
+        forgotten = sum(1 for r in latest if r.tombstone or r.erased)
+        expired = len(latest) - len(live) - forgotten
+        stale = sum(1 for r in live if r.created_at < now - stale_after)
+        versions = sum(r.version for r in latest)
+        busiest = sorted(((r.key, r.version) for r in latest), key=lambda kv: (-kv[1], kv[0]))[:5]
+        return MemoryHealth(
+            keys=len(live),
+            forgotten_keys=forgotten,
+            expired_keys=expired,
+            versions=versions,
+            stale_keys=stale,
+            stale_share=stale / len(live) if live else 0.0,
+            stale_after_seconds=stale_after,
+            size_bytes=self._store.value_bytes(self._ns),
+            versions_per_key_mean=versions / len(latest) if latest else 0.0,
+            versions_per_key_max=max((r.version for r in latest), default=0),
+            busiest_keys=tuple(busiest),
+        )

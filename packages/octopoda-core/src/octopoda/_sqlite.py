@@ -1,0 +1,665 @@
+"""SqliteStore: the embedded default store.
+
+One connection per store object and process, in WAL mode with a busy timeout; every write
+is one ``BEGIN IMMEDIATE`` transaction holding the memory rows, the event and the agent's
+new chain head. Several processes share one file; opening a brand-new file from several
+processes at once is safe (migrations are serialised by the write lock and re-checked
+inside it). SQL lives in module constants; the class only executes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from ._errors import ConfigError, InvalidInput, SchemaTooNew, StorageError
+from ._events import GENESIS_HASH
+from ._records import Event
+from ._sqlite_schema import APPLICATION_ID, MIGRATIONS
+from ._store import AgentRow, MemoryWrite, SnapshotRow, StoredRow, agent_namespace
+
+__all__ = ["SqliteStore"]
+
+_COLS: Final = "key, version, encoding, value, tags, created_at, expires_at, seq, author, erased"
+_SQL_HEAD: Final = "SELECT head_seq, head_hash FROM agents WHERE id = ?"
+_SQL_HEAD_AND_VERSION: Final = (
+    "SELECT head_seq, head_hash,"
+    " (SELECT MAX(version) FROM memories WHERE namespace = ? AND key = ?)"
+    " FROM agents WHERE id = ?"
+)
+_SQL_NEW_AGENT: Final = (
+    "INSERT INTO agents (id, created_at, status, head_seq, head_hash) VALUES (?, ?, 'active', 0, ?)"
+)
+_SQL_MAX_VERSION: Final = "SELECT MAX(version) FROM memories WHERE namespace = ? AND key = ?"
+_SQL_INSERT_MEMORY: Final = (
+    "INSERT INTO memories (namespace, key, version, encoding, value, tags, author, created_at,"
+    " expires_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SQL_INSERT_EVENT: Final = (
+    "INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_SQL_MOVE_HEAD: Final = (
+    "UPDATE agents SET head_seq = ?, head_hash = ?, last_active = ? WHERE id = ?"
+)
+_SQL_INSERT_SNAPSHOT: Final = (
+    "INSERT INTO snapshots (agent, name, seq, created_at) VALUES (?, ?, ?, ?)"
+)
+_SQL_REPLACE_SNAPSHOT: Final = (
+    _SQL_INSERT_SNAPSHOT + " ON CONFLICT (agent, name) DO UPDATE"
+    " SET seq = excluded.seq, created_at = excluded.created_at"
+)
+_SQL_LATEST: Final = (
+    f"SELECT {_COLS} FROM memories WHERE namespace = ? AND key = ? ORDER BY version DESC LIMIT 1"
+)
+_SQL_VERSION: Final = (
+    f"SELECT {_COLS} FROM memories WHERE namespace = ? AND key = ? AND version = ?"
+)
+_SQL_HISTORY: Final = (
+    f"SELECT {_COLS} FROM memories WHERE namespace = ? AND key = ? ORDER BY version DESC"
+)
+_SQL_ALL_VERSIONS: Final = (
+    f"SELECT {_COLS} FROM memories WHERE namespace = ? AND (key, version) > (?, ?)"
+    " ORDER BY key, version LIMIT ?"
+)
+_SQL_EVENTS_CHUNK: Final = (
+    "SELECT agent, seq, time, kind, payload, prev_hash, hash FROM events"
+    " WHERE agent = ? AND seq > ? ORDER BY seq LIMIT ?"
+)
+_SQL_AGENT: Final = (
+    "SELECT id, created_at, status, head_seq, head_hash, last_active FROM agents WHERE id = ?"
+)
+_SQL_AGENTS: Final = (
+    "SELECT id, created_at, status, head_seq, head_hash, last_active FROM agents ORDER BY id"
+)
+_SQL_SNAPSHOT: Final = (
+    "SELECT agent, name, seq, created_at FROM snapshots WHERE agent = ? AND name = ?"
+)
+_SQL_SNAPSHOTS: Final = (
+    "SELECT agent, name, seq, created_at FROM snapshots WHERE agent = ? ORDER BY seq"
+)
+_CHUNK: Final = 5000
+
+
+def _prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix``."""
+    chars = list(prefix)
+    while chars:
+        last = ord(chars.pop())
+        if last < 0x10FFFF:
+            nxt = last + 1
+            if 0xD800 <= nxt <= 0xDFFF:  # skip surrogates, which cannot be stored
+                nxt = 0xE000
+            return "".join(chars) + chr(nxt)
+    return None
+
+
+def current_query(
+    *,
+    prefix: str,
+    tags: Sequence[str],
+    as_of_seq: int | None,
+    now: float | None,
+    limit: int | None,
+    offset: int,
+    include_dead: bool,
+    namespace: str,
+) -> tuple[str, list[Any]]:
+    """Build the SQL for the latest version per key (pure: no I/O)."""
+    inner = ["namespace = ?"]
+    params: list[Any] = [namespace]
+    if prefix:
+        inner.append("key >= ?")
+        params.append(prefix)
+        upper = _prefix_upper_bound(prefix)
+        if upper is not None:
+            inner.append("key < ?")
+            params.append(upper)
+    if as_of_seq is not None:
+        inner.append("seq <= ?")
+        params.append(as_of_seq)
+    sql = (
+        f"SELECT m.{_COLS.replace(', ', ', m.')} FROM"
+        f" (SELECT key AS k, MAX(version) AS v FROM memories WHERE {' AND '.join(inner)}"
+        " GROUP BY key) h JOIN memories m ON m.namespace = ? AND m.key = h.k AND m.version = h.v"
+    )
+    params.append(namespace)
+    outer: list[str] = []
+    if not include_dead:
+        outer.append("m.encoding != 'tombstone'")
+        if now is not None:
+            outer.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+            params.append(now)
+    for tag in tags:
+        outer.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
+        params.append(tag)
+    if outer:
+        sql += " WHERE " + " AND ".join(outer)
+    sql += " ORDER BY h.k"
+    if limit is not None or offset:
+        sql += " LIMIT ? OFFSET ?"
+        params.extend((-1 if limit is None else limit, offset))
+    return sql, params
+
+
+def _row(r: tuple[Any, ...]) -> StoredRow:
+    return StoredRow(
+        key=r[0],
+        version=r[1],
+        encoding=r[2],
+        data=r[3],
+        tags=tuple(json.loads(r[4])) if r[4] else (),
+        created_at=r[5],
+        expires_at=r[6],
+        seq=r[7],
+        author=r[8],
+        erased=bool(r[9]),
+    )
+
+
+def _event(r: tuple[Any, ...]) -> Event:
+    return Event(
+        agent=r[0],
+        seq=r[1],
+        time=r[2],
+        kind=r[3],
+        payload=json.loads(r[4]),
+        prev_hash=r[5],
+        hash=r[6],
+        payload_text=r[4],
+    )
+
+
+class SqliteStore:
+    """The embedded store: one SQLite file (or ``":memory:"``).
+
+    ``durability="normal"`` (default) makes a returned write survive a process crash
+    (WAL, ``synchronous=NORMAL``); ``"full"`` also fsyncs every commit, for power loss.
+    ``tracer`` is called with every SQL statement executed (for tests and debugging).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durability: str = "normal",
+        busy_timeout: float = 30.0,
+        tracer: Callable[[str], None] | None = None,
+        create_dirs: bool = False,
+    ) -> None:
+        if durability not in ("normal", "full"):
+            raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
+        raw = os.fspath(path)
+        if raw == ":memory:":
+            self._path = raw
+        else:
+            if not raw:
+                raise ConfigError("the store path is empty; pass a file path or ':memory:'")
+            p = Path(raw).expanduser().resolve()
+            if p.is_dir():
+                raise ConfigError(
+                    f"{p} is a directory; pass a file path such as {p / 'octopoda.db'}"
+                )
+            if not p.parent.is_dir():
+                if not create_dirs:
+                    raise ConfigError(
+                        f"the directory {p.parent} does not exist; create it or pass another path"
+                    )
+                p.parent.mkdir(parents=True, exist_ok=True)
+            self._path = str(p)
+        self._durability = durability
+        self._busy_timeout = busy_timeout
+        self._tracer = tracer
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+        self._conn = self._open()
+
+    # -- connection -----------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return "sqlite:///:memory:" if self._path == ":memory:" else f"sqlite:///{self._path}"
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def durability(self) -> str:
+        return self._durability
+
+    def _open(self) -> sqlite3.Connection:
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = sqlite3.connect(
+                    self._path,
+                    timeout=self._busy_timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    cached_statements=256,
+                )
+                if self._tracer is not None:
+                    conn.set_trace_callback(self._tracer)
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+                self._check_foreign(conn)
+                if self._path != ":memory:":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                sync = "FULL" if self._durability == "full" else "NORMAL"
+                conn.execute(f"PRAGMA synchronous = {sync}")
+                self._migrate(conn)
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                if _is_busy(exc) and time.monotonic() < deadline:
+                    time.sleep(random.uniform(0.005, 0.05))
+                    continue
+                raise self._storage_error(exc) from None
+            except sqlite3.DatabaseError as exc:
+                if conn is not None:
+                    conn.close()
+                raise self._storage_error(exc) from None
+            except BaseException:
+                if conn is not None:
+                    conn.close()
+                raise
+
+    def _check_foreign(self, conn: sqlite3.Connection) -> None:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        if app_id == APPLICATION_ID:
+            return
+        if app_id != 0:
+            raise StorageError(
+                f"{self._path} is an SQLite database of another application"
+                f" (application_id {app_id:#x}); point Octopoda at its own file"
+            )
+        tables = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        if tables and not any(t[0] == "schema_migrations" for t in tables):
+            raise StorageError(
+                f"{self._path} already holds tables of another application"
+                f" ({', '.join(t[0] for t in tables[:5])}); point Octopoda at its own file"
+            )
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        target = len(MIGRATIONS)
+        current = conn.execute("PRAGMA user_version").fetchone()[0]
+        if current > target:
+            raise SchemaTooNew(
+                f"{self._path} has schema version {current}, newer than this Octopoda"
+                f" understands ({target}); upgrade octopoda-core"
+            )
+        for number, (name, statements) in enumerate(MIGRATIONS, start=1):
+            if number <= current:
+                continue
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                    conn.execute("COMMIT")  # another process applied it meanwhile
+                    continue
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations"
+                    " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+                )
+                for statement in statements:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                    (name, time.time()),
+                )
+                conn.execute(f"PRAGMA user_version = {number}")
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StorageError(f"the store {self._path} is closed; open a new one")
+        if os.getpid() != self._pid:  # forked: never share a connection with the parent
+            self._pid = os.getpid()
+            self._conn = self._open()
+        return self._conn
+
+    def _storage_error(self, exc: sqlite3.Error) -> StorageError:
+        text = str(exc)
+        if _is_busy(exc):
+            return StorageError(
+                f"the store {self._path} stayed locked by another connection for more than"
+                f" {self._busy_timeout:g}s ({text}); raise busy_timeout or find the process"
+                " holding a long transaction"
+            )
+        if "not a database" in text or "malformed" in text:
+            return StorageError(
+                f"{self._path} is not a usable SQLite database ({text}); move it aside or"
+                " point Octopoda at another file"
+            )
+        if "readonly" in text:
+            return StorageError(f"the store {self._path} is read-only ({text}); check permissions")
+        return StorageError(f"the store {self._path} failed: {text}")
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._storage_error(exc) from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and os.getpid() == self._pid:
+                self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self._path!r})"
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def commit(
+        self,
+        event: Event,
+        writes: Sequence[MemoryWrite],
+        pipeline: Callable[[Event], Event],
+        *,
+        snapshot: str | None = None,
+        replace_snapshot: bool = False,
+    ) -> tuple[Event, list[int]]:
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = self._commit(conn, event, writes, pipeline, snapshot, replace_snapshot)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise self._storage_error(exc) from None
+            return result
+
+    def _commit(
+        self,
+        conn: sqlite3.Connection,
+        event: Event,
+        writes: Sequence[MemoryWrite],
+        pipeline: Callable[[Event], Event],
+        snapshot: str | None,
+        replace_snapshot: bool,
+    ) -> tuple[Event, list[int]]:
+        agent = event.agent
+        first = writes[0] if writes else None
+        if first is not None:  # the head and the first key's version in one round trip
+            head = conn.execute(
+                _SQL_HEAD_AND_VERSION, (first.namespace, first.key, agent)
+            ).fetchone()
+        else:
+            head = conn.execute(_SQL_HEAD, (agent,)).fetchone()
+        if head is None:
+            conn.execute(_SQL_NEW_AGENT, (agent, event.time, GENESIS_HASH))
+            head = (0, GENESIS_HASH, None)
+            if first is not None:
+                head = (
+                    0,
+                    GENESIS_HASH,
+                    conn.execute(_SQL_MAX_VERSION, (first.namespace, first.key)).fetchone()[0],
+                )
+        seq = head[0] + 1
+        versions: list[int] = []
+        rows: list[tuple[Any, ...]] = []
+        if writes:
+            own = agent_namespace(agent)
+            next_version: dict[tuple[str, str], int] = {
+                (writes[0].namespace, writes[0].key): (head[2] or 0) + 1
+            }
+            entries: list[dict[str, Any]] = []
+            for w in writes:
+                slot = (w.namespace, w.key)
+                version = next_version.get(slot)
+                if version is None:
+                    version = (conn.execute(_SQL_MAX_VERSION, slot).fetchone()[0] or 0) + 1
+                next_version[slot] = version + 1
+                versions.append(version)
+                entry: dict[str, Any] = {
+                    "encoding": w.encoding,
+                    "key": w.key,
+                    "sha256": w.sha256,
+                    "version": version,
+                }
+                if w.namespace != own:
+                    entry["namespace"] = w.namespace
+                if w.tags:
+                    entry["tags"] = list(w.tags)
+                if w.expires_at is not None:
+                    entry["expires_at"] = w.expires_at
+                if w.created_at is not None:
+                    entry["created_at"] = w.created_at
+                entries.append(entry)
+                rows.append(
+                    (
+                        w.namespace,
+                        w.key,
+                        version,
+                        w.encoding,
+                        w.data,
+                        json.dumps(list(w.tags), ensure_ascii=False) if w.tags else None,
+                        agent,
+                        event.time if w.created_at is None else w.created_at,
+                        w.expires_at,
+                        seq,
+                    )
+                )
+            event.payload["writes"] = entries
+        event.seq = seq
+        event.prev_hash = head[1]
+        event = pipeline(event)
+        if len(rows) == 1:
+            conn.execute(_SQL_INSERT_MEMORY, rows[0])
+        elif rows:
+            conn.executemany(_SQL_INSERT_MEMORY, rows)
+        conn.execute(
+            _SQL_INSERT_EVENT,
+            (agent, seq, event.time, event.kind, event.payload_text, event.prev_hash, event.hash),
+        )
+        conn.execute(_SQL_MOVE_HEAD, (seq, event.hash, event.time, agent))
+        if snapshot is not None:
+            sql = _SQL_REPLACE_SNAPSHOT if replace_snapshot else _SQL_INSERT_SNAPSHOT
+            try:
+                conn.execute(sql, (agent, snapshot, seq, event.time))
+            except sqlite3.IntegrityError:
+                raise InvalidInput(
+                    f"agent {agent!r} already has a snapshot named {snapshot!r};"
+                    " choose another name or pass replace=True"
+                ) from None
+        return event, versions
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def _fetchone(self, sql: str, params: Sequence[Any]) -> Any:
+        with self._lock:
+            try:
+                return self._connection().execute(sql, params).fetchone()
+            except sqlite3.Error as exc:
+                raise self._storage_error(exc) from None
+
+    def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._lock:
+            try:
+                return self._connection().execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise self._storage_error(exc) from None
+
+    def latest(self, namespace: str, key: str) -> StoredRow | None:
+        r = self._fetchone(_SQL_LATEST, (namespace, key))
+        return None if r is None else _row(r)
+
+    def version(self, namespace: str, key: str, version: int) -> StoredRow | None:
+        r = self._fetchone(_SQL_VERSION, (namespace, key, version))
+        return None if r is None else _row(r)
+
+    def history(self, namespace: str, key: str) -> list[StoredRow]:
+        return [_row(r) for r in self._fetchall(_SQL_HISTORY, (namespace, key))]
+
+    def current(
+        self,
+        namespace: str,
+        *,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        as_of_seq: int | None = None,
+        now: float | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        include_dead: bool = False,
+    ) -> list[StoredRow]:
+        sql, params = current_query(
+            namespace=namespace,
+            prefix=prefix,
+            tags=tags,
+            as_of_seq=as_of_seq,
+            now=now,
+            limit=limit,
+            offset=offset,
+            include_dead=include_dead,
+        )
+        return [_row(r) for r in self._fetchall(sql, params)]
+
+    def all_versions(self, namespace: str) -> Iterator[StoredRow]:
+        after: tuple[str, int] = ("", 0)
+        while True:
+            chunk = self._fetchall(_SQL_ALL_VERSIONS, (namespace, *after, _CHUNK))
+            for r in chunk:
+                yield _row(r)
+            if len(chunk) < _CHUNK:
+                return
+            after = (chunk[-1][0], chunk[-1][1])
+
+    def events(
+        self,
+        agent: str,
+        *,
+        after_seq: int = 0,
+        until_seq: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        kinds: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> Iterator[Event]:
+        clauses = ["agent = ?", "seq > ?"]
+        base: list[Any] = [agent]
+        extra: list[Any] = []
+        if until_seq is not None:
+            clauses.append("seq <= ?")
+            extra.append(until_seq)
+        if since is not None:
+            clauses.append("time >= ?")
+            extra.append(since)
+        if until is not None:
+            clauses.append("time < ?")
+            extra.append(until)
+        if kinds:
+            clauses.append(f"kind IN ({', '.join('?' * len(kinds))})")
+            extra.extend(kinds)
+        sql = (
+            "SELECT agent, seq, time, kind, payload, prev_hash, hash FROM events WHERE "
+            + " AND ".join(clauses)
+            + " ORDER BY seq LIMIT ?"
+        )
+        remaining = limit
+        cursor = after_seq
+        while remaining is None or remaining > 0:
+            size = _CHUNK if remaining is None else min(_CHUNK, remaining)
+            chunk = self._fetchall(sql, [*base, cursor, *extra, size])
+            for r in chunk:
+                yield _event(r)
+            if len(chunk) < size:
+                return
+            cursor = chunk[-1][1]
+            if remaining is not None:
+                remaining -= len(chunk)
+
+    def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
+        """Raw event rows ``(agent, seq, time, kind, payload_text, prev_hash, hash)``, for
+        verification without parsing payloads."""
+        cursor = after_seq
+        while True:
+            chunk = self._fetchall(_SQL_EVENTS_CHUNK, (agent, cursor, _CHUNK))
+            yield from chunk
+            if len(chunk) < _CHUNK:
+                return
+            cursor = chunk[-1][1]
+
+    def agent(self, agent: str) -> AgentRow | None:
+        r = self._fetchone(_SQL_AGENT, (agent,))
+        return None if r is None else AgentRow(*r)
+
+    def agents(self) -> list[AgentRow]:
+        return [AgentRow(*r) for r in self._fetchall(_SQL_AGENTS, ())]
+
+    def snapshot(self, agent: str, name: str) -> SnapshotRow | None:
+        r = self._fetchone(_SQL_SNAPSHOT, (agent, name))
+        return None if r is None else SnapshotRow(*r)
+
+    def snapshots(self, agent: str) -> list[SnapshotRow]:
+        return [SnapshotRow(*r) for r in self._fetchall(_SQL_SNAPSHOTS, (agent,))]
+
+    # -- maintenance ----------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        """Path, schema version, migrations, journal mode and size, for ``octopoda doctor``."""
+        with self._lock, self._errors():
+            conn = self._connection()
+            names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
+            page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+            page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+            return {
+                "backend": "sqlite",
+                "url": self.url,
+                "path": self._path,
+                "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
+                "migrations": names,
+                "journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
+                "durability": self._durability,
+                "size_bytes": page_count * page_size,
+                "sqlite_version": sqlite3.sqlite_version,
+            }
+
+    def integrity_check(self) -> list[str]:
+        """``PRAGMA integrity_check``: ``["ok"]`` when the file is sound."""
+        with self._lock, self._errors():
+            return [r[0] for r in self._connection().execute("PRAGMA integrity_check")]
+
+    def value_bytes(self, namespace: str) -> int:
+        """Total stored value size of a namespace, all versions."""
+        r = self._fetchone(
+            "SELECT COALESCE(SUM(LENGTH(CAST(value AS BLOB))), 0) FROM memories"
+            " WHERE namespace = ?",
+            (namespace,),
+        )
+        return int(r[0])
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc)
+    return "locked" in text or "busy" in text

@@ -1,0 +1,167 @@
+"""The store protocol: the few primitives every backend implements.
+
+Memory rows are append-only versions ``(namespace, key, version)``; each records the
+``seq`` of the event that wrote it. Every change commits together with exactly one event
+of the acting agent (:meth:`Store.commit`). Reads never write. Convenience (TTL, snapshots,
+restore, export, health) lives in the runtime above this protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ._records import Event
+
+__all__ = [
+    "AgentRow",
+    "MemoryWrite",
+    "SnapshotRow",
+    "Store",
+    "StoredRow",
+    "agent_namespace",
+]
+
+
+def agent_namespace(agent: str) -> str:
+    """The namespace holding an agent's private memory."""
+    return "agent:" + agent
+
+
+@dataclass(slots=True)
+class MemoryWrite:
+    """One new version to append. ``encoding`` is ``json``, ``bytes`` or ``tombstone``."""
+
+    namespace: str
+    key: str
+    encoding: str
+    data: str | bytes | None
+    sha256: str | None
+    tags: tuple[str, ...] = ()
+    expires_at: float | None = None
+    created_at: float | None = None  # None: the event's time
+
+
+@dataclass(slots=True)
+class StoredRow:
+    """One stored version as the store returns it (value still encoded)."""
+
+    key: str
+    version: int
+    encoding: str
+    data: Any
+    tags: tuple[str, ...]
+    created_at: float
+    expires_at: float | None
+    seq: int
+    author: str | None
+    erased: bool = False
+
+    @property
+    def tombstone(self) -> bool:
+        return self.encoding == "tombstone"
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRow:
+    agent: str
+    name: str
+    seq: int
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRow:
+    id: str
+    created_at: float
+    status: str
+    head_seq: int
+    head_hash: str
+    last_active: float | None
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What a backend provides. See ``octopoda.testing.StoreConformance`` for the contract."""
+
+    @property
+    def url(self) -> str: ...
+
+    def commit(
+        self,
+        event: Event,
+        writes: Sequence[MemoryWrite],
+        pipeline: Callable[[Event], Event],
+        *,
+        snapshot: str | None = None,
+        replace_snapshot: bool = False,
+    ) -> tuple[Event, list[int]]:
+        """Append ``writes`` and ``event`` in one transaction.
+
+        Inside it: assign each write its next version, set ``event.seq``/``event.prev_hash``
+        from the agent's head, record the writes in ``event.payload["writes"]``, run
+        ``pipeline(event)`` (which sets the hash), store rows and event, move the head, and
+        record ``snapshot`` (a name) at the event's seq when given (moving an existing one
+        only with ``replace_snapshot``; otherwise a taken name raises ``InvalidInput``).
+        Returns the stored event and the versions assigned, in the order of ``writes``.
+        """
+        ...
+
+    def latest(self, namespace: str, key: str) -> StoredRow | None: ...
+
+    def version(self, namespace: str, key: str, version: int) -> StoredRow | None: ...
+
+    def history(self, namespace: str, key: str) -> list[StoredRow]:
+        """Every version, newest first."""
+        ...
+
+    def current(
+        self,
+        namespace: str,
+        *,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        as_of_seq: int | None = None,
+        now: float | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        include_dead: bool = False,
+    ) -> list[StoredRow]:
+        """Latest version per key (as of ``as_of_seq``), ordered by key.
+
+        Without ``include_dead``, tombstones and versions expired at ``now`` are left out.
+        """
+        ...
+
+    def all_versions(self, namespace: str) -> Iterator[StoredRow]:
+        """Every version of every key, by key then version."""
+        ...
+
+    def events(
+        self,
+        agent: str,
+        *,
+        after_seq: int = 0,
+        until_seq: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        kinds: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> Iterator[Event]:
+        """The agent's events in seq order."""
+        ...
+
+    def agent(self, agent: str) -> AgentRow | None: ...
+
+    def agents(self) -> list[AgentRow]: ...
+
+    def snapshot(self, agent: str, name: str) -> SnapshotRow | None: ...
+
+    def snapshots(self, agent: str) -> list[SnapshotRow]: ...
+
+    def value_bytes(self, namespace: str) -> int:
+        """Total size of the stored values of a namespace, all versions."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,181 @@
+"""Validation and encoding of keys, agent ids, tags and values.
+
+A value is stored as one of two encodings:
+
+* ``json``: the value's JSON text (UTF-8, compact separators, key order kept);
+* ``bytes``: the raw bytes, for ``bytes``/``bytearray``/``memoryview`` values.
+
+Its digest (``sha256`` in audit events) is SHA-256 over exactly the stored bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from typing import Any, Final
+
+from ._canonical import c_encoder
+from ._errors import InvalidAgentId, InvalidInput, InvalidKey, InvalidValue
+
+__all__ = [
+    "MAX_AGENT_ID_LENGTH",
+    "MAX_KEY_LENGTH",
+    "MAX_VALUE_BYTES",
+    "EncodedValue",
+    "decode_value",
+    "encode_value",
+    "validate_agent_id",
+    "validate_key",
+    "validate_tags",
+]
+
+MAX_KEY_LENGTH: Final = 1024
+MAX_AGENT_ID_LENGTH: Final = 256
+MAX_VALUE_BYTES: Final = 16 * 1024 * 1024
+MAX_TAGS: Final = 64
+
+_c_encode = c_encoder(sort_keys=False)
+_py_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def _dumps(value: Any) -> str:
+    if _c_encode is None:  # pragma: no cover - pure-Python json
+        return _py_encode(value)
+    return "".join(_c_encode(value, 0))
+
+
+_SCALARS: Final = (str, int, float, bool, type(None))
+
+
+class EncodedValue:
+    """A value ready for the store: its encoding, stored form and digest."""
+
+    __slots__ = ("data", "encoding", "sha256")
+
+    def __init__(self, encoding: str, data: str | bytes, sha256: str) -> None:
+        self.encoding = encoding
+        self.data = data
+        self.sha256 = sha256
+
+    @property
+    def size(self) -> int:
+        return len(self.data) if isinstance(self.data, bytes) else len(self.data.encode())
+
+
+def _check_text(text: str, what: str, limit: int, exc: type[InvalidInput]) -> None:
+    if not text:
+        raise exc(f"{what} must not be empty")
+    if len(text) > limit:
+        raise exc(f"{what} is {len(text)} characters long; the limit is {limit}")
+    if "\x00" in text:
+        raise exc(f"{what} {text[:40]!r} contains a NUL character; remove it")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise exc(f"{what} {text[:40]!r} is not valid Unicode (lone surrogate)") from None
+
+
+def validate_key(key: object) -> str:
+    """Return ``key`` if it is a usable memory key, else raise :class:`InvalidKey`."""
+    if type(key) is not str:
+        raise InvalidKey(f"a key must be a str, not {type(key).__name__}; convert it with str()")
+    _check_text(key, "key", MAX_KEY_LENGTH, InvalidKey)
+    return key
+
+
+def validate_agent_id(agent_id: object) -> str:
+    """Return ``agent_id`` if usable, else raise :class:`InvalidAgentId`."""
+    if not isinstance(agent_id, str):
+        raise InvalidAgentId(f"an agent id must be a str, not {type(agent_id).__name__}")
+    _check_text(agent_id, "agent id", MAX_AGENT_ID_LENGTH, InvalidAgentId)
+    return agent_id
+
+
+def validate_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
+    """Return tags as a tuple of distinct strings in the given order."""
+    if tags is None:
+        return ()
+    if isinstance(tags, str):
+        raise InvalidInput(f"tags must be a list of strings, not one string; use [{tags!r}]")
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag:
+            raise InvalidInput(f"every tag must be a non-empty str; got {tag!r}")
+        if tag not in out:
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise InvalidInput(f"{len(out)} tags given; the limit is {MAX_TAGS}")
+    return tuple(out)
+
+
+def _check_json(value: Any, path: str) -> None:
+    """Refuse what JSON would silently change: non-str keys, NaN, other types."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidValue(
+                    f"dict key {k!r} at {path} is a {type(k).__name__}; JSON object keys must "
+                    "be str, so it would come back changed. Convert the keys to str."
+                )
+            if not isinstance(v, _SCALARS):
+                _check_json(v, f"{path}[{k!r}]")
+            elif isinstance(v, float) and not math.isfinite(v):
+                raise InvalidValue(f"{v!r} at {path}[{k!r}] has no JSON form; store it as a string")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            if not isinstance(v, _SCALARS):
+                _check_json(v, f"{path}[{i}]")
+            elif isinstance(v, float) and not math.isfinite(v):
+                raise InvalidValue(f"{v!r} at {path}[{i}] has no JSON form; store it as a string")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidValue(f"{value!r} has no JSON form; store it as a string")
+    elif not isinstance(value, _SCALARS):
+        raise InvalidValue(
+            f"a {type(value).__name__} at {path} is not JSON-serialisable; store JSON types "
+            "(dict, list, str, int, float, bool, None) or bytes"
+        )
+
+
+def encode_value(value: Any) -> EncodedValue:
+    """Encode a value for storage; raise :class:`InvalidValue` if it cannot round-trip."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        encoding = "bytes"
+        raw = data
+    else:
+        try:
+            if not isinstance(value, _SCALARS) or isinstance(value, float):
+                _check_json(value, "value")
+            text = _dumps(value)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InvalidValue(f"value cannot be stored as JSON: {exc}") from None
+        if not text.isascii():
+            try:
+                raw = text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidValue(
+                    "value contains a lone surrogate; it is not valid Unicode"
+                ) from None
+        else:
+            raw = text.encode("ascii")
+        data = text  # type: ignore[assignment]
+        encoding = "json"
+    if len(raw) > MAX_VALUE_BYTES:
+        raise InvalidValue(
+            f"value is {len(raw)} bytes; the limit is {MAX_VALUE_BYTES}. Store large blobs "
+            "elsewhere and remember a reference to them."
+        )
+    return EncodedValue(encoding, data, hashlib.sha256(raw).hexdigest())
+
+
+def decode_value(encoding: str, data: Any) -> Any:
+    """Return a fresh Python object for a stored value."""
+    if encoding == "json":
+        return json.loads(data)
+    if encoding == "bytes":
+        return bytes(data)
+    return None
