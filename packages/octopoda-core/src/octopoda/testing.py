@@ -1,0 +1,286 @@
+"""Test helpers for Octopoda users and backends.
+
+* :class:`FrozenClock`: a clock to pass as ``AgentRuntime(..., clock=...)``.
+* :func:`capture_events`: record every event an agent commits, in a ``with`` block.
+* :func:`memory_store`: a fresh in-memory SQLite store.
+* :class:`StoreConformance`: the contract every store backend passes. A backend's test
+  module subclasses it and provides a ``store`` fixture::
+
+      class TestMyStore(StoreConformance):
+          @pytest.fixture
+          def store(self, tmp_path):
+              s = MyStore(...)
+              yield s
+              s.close()
+
+This module imports pytest; import it from tests only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from ._errors import InvalidInput
+from ._events import GENESIS_HASH, Pipeline, event_hash
+from ._records import Event
+from ._runtime import AgentRuntime
+from ._sqlite import SqliteStore
+from ._store import MemoryWrite, Store, agent_namespace
+
+__all__ = ["FrozenClock", "StoreConformance", "capture_events", "memory_store"]
+
+
+class FrozenClock:
+    """A clock that only moves when told: ``clock.advance(seconds)``."""
+
+    def __init__(self, start: float = 1_750_000_000.0) -> None:
+        self.now = float(start)
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> float:
+        self.now += seconds
+        return self.now
+
+
+def memory_store() -> SqliteStore:
+    """A new, private, in-memory SQLite store."""
+    return SqliteStore(":memory:")
+
+
+@contextmanager
+def capture_events(agent: AgentRuntime) -> Iterator[list[Event]]:
+    """Collect the events ``agent`` commits inside the block (after they are chained)."""
+    captured: list[Event] = []
+
+    def record(event: Event) -> Event:
+        captured.append(event)
+        return event
+
+    agent.pipeline.processors.append(record)
+    try:
+        yield captured
+    finally:
+        agent.pipeline.processors.remove(record)
+
+
+# -- the conformance suite ----------------------------------------------------------------
+
+_NS = agent_namespace("a")
+
+
+def _json_write(key: str, value: str, namespace: str = _NS, **kw: Any) -> MemoryWrite:
+    return MemoryWrite(
+        namespace, key, "json", value, hashlib.sha256(value.encode()).hexdigest(), **kw
+    )
+
+
+def _tombstone(key: str, namespace: str = _NS) -> MemoryWrite:
+    return MemoryWrite(namespace, key, "tombstone", None, None)
+
+
+class StoreConformance:
+    """The store contract. Subclass it and provide a ``store`` fixture."""
+
+    pipeline = Pipeline()
+
+    def commit(
+        self,
+        store: Store,
+        writes: list[MemoryWrite],
+        *,
+        agent: str = "a",
+        kind: str = "t",
+        time: float = 1000.0,
+        **kw: Any,
+    ) -> tuple[Event, list[int]]:
+        return store.commit(Event(agent, kind, {}, time), writes, self.pipeline, **kw)
+
+    # -- writes and versions ------------------------------------------------------------------
+
+    def test_versions_are_gapless_per_key(self, store: Store) -> None:
+        for i in range(3):
+            _, versions = self.commit(store, [_json_write("k", f'"{i}"')])
+            assert versions == [i + 1]
+        _, versions = self.commit(store, [_json_write("other", "1")])
+        assert versions == [1]
+        assert [r.version for r in store.history(_NS, "k")] == [3, 2, 1]
+
+    def test_one_commit_many_versions_of_one_key(self, store: Store) -> None:
+        event, versions = self.commit(store, [_json_write("k", "1"), _json_write("k", "2")])
+        assert versions == [1, 2]
+        assert [w["version"] for w in event.payload["writes"]] == [1, 2]
+        row = store.latest(_NS, "k")
+        assert row is not None and row.data == "2" and row.seq == event.seq
+
+    def test_rows_come_back_as_written(self, store: Store) -> None:
+        self.commit(
+            store,
+            [
+                _json_write("j", '{"a":[1,"é"]}', tags=("x", "y"), expires_at=5000.5),
+                MemoryWrite(
+                    _NS, "b", "bytes", b"\x00\xff", hashlib.sha256(b"\x00\xff").hexdigest()
+                ),
+            ],
+            time=1234.5,
+        )
+        j = store.latest(_NS, "j")
+        b = store.latest(_NS, "b")
+        assert j is not None and b is not None
+        assert (j.encoding, j.data, j.tags, j.expires_at, j.created_at, j.author) == (
+            "json",
+            '{"a":[1,"é"]}',
+            ("x", "y"),
+            5000.5,
+            1234.5,
+            "a",
+        )
+        assert (b.encoding, bytes(b.data), b.tags, b.expires_at) == ("bytes", b"\x00\xff", (), None)
+
+    def test_created_at_override(self, store: Store) -> None:
+        self.commit(store, [_json_write("k", "1", created_at=10.25)], time=99.0)
+        row = store.latest(_NS, "k")
+        assert row is not None and row.created_at == 10.25
+
+    def test_keys_are_exact_and_case_sensitive(self, store: Store) -> None:
+        self.commit(store, [_json_write("user_name", '"Bob"')])
+        assert store.latest(_NS, "user") is None
+        assert store.latest(_NS, "USER_NAME") is None
+        assert store.latest(_NS, "user_name%") is None
+        assert store.history(_NS, "user_") == []
+
+    def test_namespaces_are_isolated(self, store: Store) -> None:
+        self.commit(store, [_json_write("k", "1", namespace=agent_namespace("Bot"))], agent="Bot")
+        self.commit(store, [_json_write("k", "2", namespace=agent_namespace("bot"))], agent="bot")
+        upper = store.latest(agent_namespace("Bot"), "k")
+        lower = store.latest(agent_namespace("bot"), "k")
+        assert upper is not None and upper.data == "1" and upper.version == 1
+        assert lower is not None and lower.data == "2" and lower.version == 1
+        assert [r.key for r in store.current(agent_namespace("Bot"))] == ["k"]
+
+    # -- events and the chain -------------------------------------------------------------
+
+    def test_commit_appends_one_chained_event(self, store: Store) -> None:
+        e1, _ = self.commit(store, [_json_write("k", "1")])
+        e2, _ = self.commit(store, [], kind="note")
+        assert (e1.seq, e2.seq) == (1, 2)
+        assert e1.prev_hash == GENESIS_HASH and e2.prev_hash == e1.hash
+        stored = list(store.events("a"))
+        assert [(e.seq, e.kind, e.hash) for e in stored] == [
+            (1, "t", e1.hash),
+            (2, "note", e2.hash),
+        ]
+        assert stored[0].payload == e1.payload
+        for e in stored:
+            assert e.hash == event_hash(e.agent, e.kind, e.payload_text, e.prev_hash, e.seq, e.time)
+        head = store.agent("a")
+        assert head is not None and (head.head_seq, head.head_hash) == (2, e2.hash)
+
+    def test_writes_are_recorded_in_the_payload(self, store: Store) -> None:
+        w = _json_write("k", '"v"', tags=("t",), expires_at=2000.0)
+        event, _ = self.commit(store, [w])
+        assert event.payload["writes"] == [
+            {
+                "encoding": "json",
+                "expires_at": 2000.0,
+                "key": "k",
+                "sha256": w.sha256,
+                "tags": ["t"],
+                "version": 1,
+            }
+        ]
+
+    def test_a_failing_pipeline_stores_nothing(self, store: Store) -> None:
+        self.commit(store, [_json_write("k", "1")])
+
+        def refuse(event: Event) -> Event:
+            raise RuntimeError("refused")
+
+        with pytest.raises(RuntimeError):
+            store.commit(Event("a", "t", {}, 1.0), [_json_write("k", "2")], Pipeline([refuse]))
+        row = store.latest(_NS, "k")
+        assert row is not None and row.version == 1
+        assert [e.seq for e in store.events("a")] == [1]
+        head = store.agent("a")
+        assert head is not None and head.head_seq == 1
+
+    def test_events_filters(self, store: Store) -> None:
+        for i, kind in enumerate(["x", "y", "x", "z"]):
+            self.commit(store, [], kind=kind, time=100.0 + i)
+        assert [e.seq for e in store.events("a", kinds=["x"])] == [1, 3]
+        assert [e.seq for e in store.events("a", after_seq=1, until_seq=3)] == [2, 3]
+        assert [e.seq for e in store.events("a", since=101.0, until=103.0)] == [2, 3]
+        assert [e.seq for e in store.events("a", limit=2)] == [1, 2]
+        assert list(store.events("nobody")) == []
+
+    def test_agents_are_listed(self, store: Store) -> None:
+        self.commit(store, [], agent="b")
+        self.commit(store, [], agent="a")
+        assert [a.id for a in store.agents()] == ["a", "b"]
+        assert store.agent("missing") is None
+
+    # -- current state ----------------------------------------------------------------------
+
+    def test_current_is_the_latest_live_version_per_key(self, store: Store) -> None:
+        self.commit(store, [_json_write("a1", "1"), _json_write("a2", "2"), _json_write("b1", "3")])
+        self.commit(store, [_json_write("a1", "10"), _tombstone("a2")])
+        self.commit(store, [_json_write("ttl", "4", expires_at=50.0)])
+        rows = store.current(_NS, now=40.0)
+        assert [(r.key, r.data) for r in rows] == [("a1", "10"), ("b1", "3"), ("ttl", "4")]
+        assert [r.key for r in store.current(_NS, now=60.0)] == ["a1", "b1"]
+        assert [r.key for r in store.current(_NS, prefix="a")] == ["a1"]
+        dead = store.current(_NS, include_dead=True, now=60.0)
+        assert [r.key for r in dead] == ["a1", "a2", "b1", "ttl"]
+
+    def test_current_as_of_a_seq(self, store: Store) -> None:
+        e1, _ = self.commit(store, [_json_write("k", "1")])
+        self.commit(store, [_json_write("k", "2"), _json_write("new", "3")])
+        then = store.current(_NS, as_of_seq=e1.seq)
+        assert [(r.key, r.data) for r in then] == [("k", "1")]
+
+    def test_current_prefix_is_exact(self, store: Store) -> None:
+        keys = ["user", "user_name", "User", "use", "usera", "user\U0010ffff", "userb\u00e9"]
+        self.commit(store, [_json_write(k, "1") for k in keys])
+        assert [r.key for r in store.current(_NS, prefix="user")] == sorted(
+            k for k in keys if k.startswith("user")
+        )
+        assert [r.key for r in store.current(_NS, prefix="user\U0010ffff")] == ["user\U0010ffff"]
+        assert store.current(_NS, prefix="x") == []
+
+    def test_current_tags_limit_offset(self, store: Store) -> None:
+        self.commit(
+            store,
+            [
+                _json_write("a", "1", tags=("p", "q")),
+                _json_write("b", "1", tags=("p",)),
+                _json_write("c", "1", tags=("p", "q")),
+            ],
+        )
+        assert [r.key for r in store.current(_NS, tags=["p", "q"])] == ["a", "c"]
+        assert [r.key for r in store.current(_NS, tags=["p"], limit=1, offset=1)] == ["b"]
+        assert [r.key for r in store.current(_NS, limit=0)] == []
+
+    def test_all_versions_in_key_then_version_order(self, store: Store) -> None:
+        self.commit(store, [_json_write("b", "1"), _json_write("a", "1"), _json_write("b", "2")])
+        rows = list(store.all_versions(_NS))
+        assert [(r.key, r.version) for r in rows] == [("a", 1), ("b", 1), ("b", 2)]
+        assert store.value_bytes(_NS) == 3
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def test_snapshots(self, store: Store) -> None:
+        e1, _ = self.commit(store, [], snapshot="s")
+        with pytest.raises(InvalidInput):
+            self.commit(store, [], snapshot="s")
+        assert [e.seq for e in store.events("a")] == [1]  # the refused one left no event
+        e2, _ = self.commit(store, [], snapshot="s", replace_snapshot=True)
+        snap = store.snapshot("a", "s")
+        assert snap is not None and snap.seq == e2.seq != e1.seq
+        assert store.snapshot("a", "S") is None
+        assert [s.name for s in store.snapshots("a")] == ["s"]
