@@ -8,6 +8,7 @@
 'Alice'
 """
 
+from ._audit import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
 from ._errors import (
     AuditChainBroken,
     ConfigError,
@@ -37,13 +38,17 @@ from ._records import (
 from ._runtime import AgentRuntime
 from ._sqlite import SqliteStore
 from ._store import MemoryWrite, Store, StoredRow
+from ._timeline import Decision, MemoryDiff, MemoryView
 from ._version import __version__
 
 __all__ = [
     "AgentRuntime",
     "AuditChainBroken",
     "AuditChainer",
+    "AuditTrail",
+    "ChainHead",
     "ConfigError",
+    "Decision",
     "Event",
     "ImportResult",
     "InvalidAgentId",
@@ -51,9 +56,11 @@ __all__ = [
     "InvalidInput",
     "InvalidKey",
     "InvalidValue",
+    "MemoryDiff",
     "MemoryHealth",
     "MemoryItem",
     "MemoryVersion",
+    "MemoryView",
     "MemoryWrite",
     "NotFound",
     "OctopodaError",
@@ -68,6 +75,8 @@ __all__ = [
     "StorageError",
     "Store",
     "StoredRow",
+    "VerifyReport",
     "VersionRecord",
     "__version__",
+    "verify_audit_bundle",
 ]

@@ -69,6 +69,10 @@ def _plain(obj: Any) -> bool:
 
 def format_number(x: int | float) -> str:
     """Format a number as ECMAScript's ``Number.prototype.toString`` does."""
+    if type(x) is float:  # fast path: Python's repr already is the ECMAScript form
+        r = repr(x)
+        if "e" not in r and not r.endswith(".0") and "n" not in r:
+            return r
     if isinstance(x, bool):
         raise TypeError("booleans are not numbers in canonical JSON")
     if isinstance(x, int):

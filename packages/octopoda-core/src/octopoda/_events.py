@@ -38,6 +38,7 @@ __all__ = [
     "AuditChainer",
     "Pipeline",
     "Processor",
+    "chain_hasher",
     "event_body",
     "event_hash",
 ]
@@ -48,24 +49,32 @@ Processor = Callable[[Event], Event]
 """A pipeline step: takes an event, returns it (possibly enriched), or raises to refuse."""
 
 
+def _body(agent_json: str, kind_json: str, payload_text: str, prev: str, seq: int, t: float) -> str:
+    return "".join(
+        (
+            '{"agent":',
+            agent_json,
+            ',"kind":',
+            kind_json,
+            ',"payload":',
+            payload_text,
+            ',"prev_hash":"',
+            prev,
+            '","seq":',
+            str(seq),
+            ',"time":',
+            format_number(t),
+            "}",
+        )
+    )
+
+
 def event_body(
     agent: str, kind: str, payload_text: str, prev_hash: str, seq: int, time: float
 ) -> str:
     """The canonical JSON of an event without its hash (see the module docstring)."""
-    return (
-        '{"agent":'
-        + encode_basestring(agent)
-        + ',"kind":'
-        + encode_basestring(kind)
-        + ',"payload":'
-        + payload_text
-        + ',"prev_hash":"'
-        + prev_hash
-        + '","seq":'
-        + str(seq)
-        + ',"time":'
-        + format_number(time)
-        + "}"
+    return _body(
+        encode_basestring(agent), encode_basestring(kind), payload_text, prev_hash, seq, time
     )
 
 
@@ -75,6 +84,24 @@ def event_hash(
     """SHA-256 of ``prev_hash`` bytes followed by the event's canonical body, as hex."""
     body = event_body(agent, kind, payload_text, prev_hash, seq, time)
     return hashlib.sha256(bytes.fromhex(prev_hash) + body.encode("utf-8")).hexdigest()
+
+
+def chain_hasher(agent: str) -> Callable[[str, str, str, int, float], str]:
+    """``event_hash`` for one agent, with its encoded name and kinds cached (for verifying
+    long chains)."""
+    agent_json = encode_basestring(agent)
+    kinds: dict[str, str] = {}
+    sha256 = hashlib.sha256
+    fromhex = bytes.fromhex
+
+    def hash_event(kind: str, payload_text: str, prev: str, seq: int, time: float) -> str:
+        kind_json = kinds.get(kind)
+        if kind_json is None:
+            kind_json = kinds[kind] = encode_basestring(kind)
+        body = _body(agent_json, kind_json, payload_text, prev, seq, time)
+        return sha256(fromhex(prev) + body.encode("utf-8")).hexdigest()
+
+    return hash_event
 
 
 class AuditChainer:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any, Literal
 
+from ._audit import AuditTrail
 from ._bundle import build_bundle, read_bundle
+from ._canonical import canonical_text
 from ._config import open_store
-from ._errors import InvalidInput, SnapshotNotFound
+from ._errors import InvalidInput, InvalidValue, NotFound, SnapshotNotFound
 from ._events import Pipeline, Processor
 from ._records import (
     Event,
@@ -24,13 +25,18 @@ from ._records import (
     Snapshot,
     VersionRecord,
 )
-from ._store import MemoryWrite, Store, StoredRow, agent_namespace
+from ._store import MemoryWrite, Store, StoredRow, agent_namespace, stored_sha256
+from ._timeline import Decision, MemoryDiff, MemoryView, diff_rows, text_similarity
 from ._values import decode_value, encode_value, validate_agent_id, validate_key, validate_tags
 from ._version import __version__
 
 __all__ = ["AgentRuntime"]
 
 _DAY = 86400.0
+REPEAT_WINDOW_EVENTS = 200
+"""A decision is compared with the decisions among this agent's last 200 events."""
+REPEAT_SIMILARITY = 0.8
+"""Text similarity at or above which a decision counts as a repeat."""
 
 
 def _seconds(value: float | timedelta | None, what: str) -> float | None:
@@ -51,14 +57,6 @@ def _limit(limit: int | None, what: str = "limit") -> int | None:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise InvalidInput(f"{what} must be a non-negative int or None, not {limit!r}")
     return limit
-
-
-def _stored_sha(row: StoredRow) -> str | None:
-    if row.encoding == "json":
-        return hashlib.sha256(row.data.encode("utf-8")).hexdigest()
-    if row.encoding == "bytes":
-        return hashlib.sha256(bytes(row.data)).hexdigest()
-    return None
 
 
 def _live(row: StoredRow, now: float) -> bool:
@@ -88,6 +86,8 @@ class AgentRuntime:
         self._ns = agent_namespace(self._agent_id)
         self._pipeline = Pipeline(processors)
         self._clock = clock or time.time
+        self.audit = AuditTrail(self._store, self._agent_id)
+        """The agent's hash-chained audit trail: ``verify()``, ``head()``, ``export()``."""
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -352,7 +352,7 @@ class AgentRuntime:
                         key,
                         old.encoding,
                         old.data,
-                        _stored_sha(old),
+                        stored_sha256(old),
                         old.tags,
                         old.expires_at,
                     )
@@ -439,3 +439,118 @@ class AgentRuntime:
             versions_per_key_max=max((r.version for r in latest), default=0),
             busiest_keys=tuple(busiest),
         )
+
+    # -- decisions, points in time, timeline ------------------------------------------------
+
+    def log_decision(
+        self,
+        decision: str,
+        *,
+        reasoning: str | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> Decision:
+        """Record a decision as an audited event. What the agent knew then is ``as_of`` its
+        seq (no copy of memory is made). The result flags a restated recent decision."""
+        if not isinstance(decision, str) or not decision.strip():
+            raise InvalidInput("decision must be a non-empty str describing what was decided")
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise InvalidInput(f"reasoning must be a str or None, not {type(reasoning).__name__}")
+        if context is not None and not isinstance(context, dict):
+            raise InvalidInput(f"context must be a dict or None, not {type(context).__name__}")
+        payload: dict[str, Any] = {"decision": decision, "reasoning": reasoning, "context": context}
+        try:
+            canonical_text(payload)
+        except (TypeError, ValueError) as exc:
+            raise InvalidValue(f"decision context cannot be recorded as JSON: {exc}") from None
+        repeat = self._recent_repeat(decision)
+        if repeat is not None:
+            payload["repeats_seq"], payload["similarity"] = repeat[0], round(repeat[1], 4)
+        event, _ = self._commit("decision", payload)
+        return Decision(
+            event.seq,
+            event.time,
+            decision,
+            reasoning,
+            context,
+            repeat[0] if repeat else None,
+            round(repeat[1], 4) if repeat else None,
+            MemoryView(self._store, self._ns, event.seq, event.time),
+        )
+
+    def _recent_repeat(self, decision: str) -> tuple[int, float] | None:
+        head = self.audit.head().seq
+        best: tuple[int, float] | None = None
+        recent = self._store.events(
+            self._agent_id, after_seq=max(0, head - REPEAT_WINDOW_EVENTS), kinds=["decision"]
+        )
+        for event in recent:
+            score = text_similarity(decision, str(event.payload.get("decision", "")))
+            if score >= REPEAT_SIMILARITY and (best is None or score >= best[1]):
+                best = (event.seq, score)
+        return best
+
+    def decisions(self, *, limit: int | None = None) -> list[Decision]:
+        """Logged decisions, oldest first."""
+        return [
+            Decision(
+                e.seq,
+                e.time,
+                e.payload["decision"],
+                e.payload.get("reasoning"),
+                e.payload.get("context"),
+                e.payload.get("repeats_seq"),
+                e.payload.get("similarity"),
+                MemoryView(self._store, self._ns, e.seq, e.time),
+            )
+            for e in self._store.events(self._agent_id, kinds=["decision"], limit=_limit(limit))
+        ]
+
+    def as_of(self, point: int | Decision) -> MemoryView:
+        """This agent's memory as it was right after event ``point`` (a seq or a decision)."""
+        if isinstance(point, Decision):
+            return point.memory()
+        if isinstance(point, bool) or not isinstance(point, int) or point < 0:
+            raise InvalidInput(f"as_of takes an event seq (int >= 0) or a Decision, not {point!r}")
+        return MemoryView(self._store, self._ns, point, self._event_time(point))
+
+    def _event_time(self, seq: int) -> float | None:
+        if seq == 0:
+            return None
+        for event in self._store.events(self._agent_id, after_seq=seq - 1, limit=1):
+            if event.seq == seq:
+                return event.time
+        raise NotFound(
+            f"agent {self._agent_id!r} has no event {seq} (its last is {self.audit.head().seq})"
+        )
+
+    def timeline(
+        self,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+        kinds: Iterable[str] | None = None,
+        after_seq: int = 0,
+        limit: int | None = None,
+    ) -> list[Event]:
+        """This agent's events in order, filtered by time (Unix seconds), kind and seq."""
+        return list(
+            self._store.events(
+                self._agent_id,
+                after_seq=after_seq,
+                since=since,
+                until=until,
+                kinds=tuple(kinds or ()),
+                limit=_limit(limit),
+            )
+        )
+
+    def diff(self, seq_a: int, seq_b: int | None = None) -> MemoryDiff:
+        """Keys added, changed and removed between event ``seq_a`` and ``seq_b`` (default:
+        now)."""
+        b = self.audit.head().seq if seq_b is None else seq_b
+        for seq in (seq_a, b):
+            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+                raise InvalidInput(f"diff takes event seqs (int >= 0), not {seq!r}")
+        before = self._store.current(self._ns, as_of_seq=seq_a)
+        after = self._store.current(self._ns, as_of_seq=b)
+        return diff_rows(seq_a, b, before, after)

@@ -60,6 +60,10 @@ _SQL_REPLACE_SNAPSHOT: Final = (
 _SQL_LATEST: Final = (
     f"SELECT {_COLS} FROM memories WHERE namespace = ? AND key = ? ORDER BY version DESC LIMIT 1"
 )
+_SQL_LATEST_AS_OF: Final = (
+    f"SELECT {_COLS} FROM memories WHERE namespace = ? AND key = ? AND seq <= ?"
+    " ORDER BY version DESC LIMIT 1"
+)
 _SQL_VERSION: Final = (
     f"SELECT {_COLS} FROM memories WHERE namespace = ? AND key = ? AND version = ?"
 )
@@ -510,8 +514,11 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise self._storage_error(exc) from None
 
-    def latest(self, namespace: str, key: str) -> StoredRow | None:
-        r = self._fetchone(_SQL_LATEST, (namespace, key))
+    def latest(self, namespace: str, key: str, as_of_seq: int | None = None) -> StoredRow | None:
+        if as_of_seq is None:
+            r = self._fetchone(_SQL_LATEST, (namespace, key))
+        else:
+            r = self._fetchone(_SQL_LATEST_AS_OF, (namespace, key, as_of_seq))
         return None if r is None else _row(r)
 
     def version(self, namespace: str, key: str, version: int) -> StoredRow | None:

@@ -8,6 +8,7 @@ restore, export, health) lives in the runtime above this protocol.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -21,6 +22,7 @@ __all__ = [
     "Store",
     "StoredRow",
     "agent_namespace",
+    "stored_sha256",
 ]
 
 
@@ -61,6 +63,15 @@ class StoredRow:
     @property
     def tombstone(self) -> bool:
         return self.encoding == "tombstone"
+
+
+def stored_sha256(row: StoredRow) -> str | None:
+    """SHA-256 of a row's stored bytes (what audit events record), None for no value."""
+    if row.encoding == "json":
+        return hashlib.sha256(row.data.encode("utf-8")).hexdigest()
+    if row.encoding == "bytes":
+        return hashlib.sha256(bytes(row.data)).hexdigest()
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +119,9 @@ class Store(Protocol):
         """
         ...
 
-    def latest(self, namespace: str, key: str) -> StoredRow | None: ...
+    def latest(self, namespace: str, key: str, as_of_seq: int | None = None) -> StoredRow | None:
+        """The newest version of ``key`` (written at or before ``as_of_seq`` when given)."""
+        ...
 
     def version(self, namespace: str, key: str, version: int) -> StoredRow | None: ...
 
@@ -150,6 +163,11 @@ class Store(Protocol):
         limit: int | None = None,
     ) -> Iterator[Event]:
         """The agent's events in seq order."""
+        ...
+
+    def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
+        """Raw event rows ``(agent, seq, time, kind, payload_text, prev_hash, hash)`` in seq
+        order, without parsing payloads (for verification)."""
         ...
 
     def agent(self, agent: str) -> AgentRow | None: ...

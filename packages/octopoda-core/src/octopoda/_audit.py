@@ -1,0 +1,284 @@
+"""Verification of an agent's audit chain, in the store or in an exported bundle.
+
+``verify`` recomputes every event's hash from its stored fields (see ``octopoda._events``
+for the exact format), checks that seqs run 1..N without gaps and that each event names its
+predecessor's hash, compares the last event with the head the store keeps, and optionally
+with a head the caller kept elsewhere (``expected_head``). It also checks that the memory
+rows are exactly the writes the events recorded (``check_memories``).
+
+Audit bundle format (``format_version`` 1), self-contained and verifiable offline::
+
+    {"format": "octopoda.audit", "format_version": 1, "agent": "bot",
+     "head": {"seq": 3, "hash": "..."},
+     "events": [{"seq": 1, "time": 1764440000.5, "kind": "remember",
+                 "payload": {...}, "prev_hash": "000...", "hash": "..."}, ...],
+     "signatures": [{"seq": 3, "hash": "...", "public_key": "<hex>", "signature": "<hex>"}]}
+
+Each event's hash is recomputed from ``canonical_json(payload)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from typing import Any, Final
+
+from ._canonical import canonical_text
+from ._errors import AuditChainBroken, InvalidBundle
+from ._events import GENESIS_HASH, chain_hasher
+from ._store import Store, agent_namespace, stored_sha256
+from ._version import __version__
+
+__all__ = ["AuditTrail", "ChainHead", "VerifyReport", "verify_audit_bundle"]
+
+AUDIT_FORMAT: Final = "octopoda.audit"
+AUDIT_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ChainHead:
+    """The last link of an agent's chain: keep it elsewhere to detect rewrites later."""
+
+    seq: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """The result of a verification. ``first_bad_seq`` and ``reason`` are set when not ok."""
+
+    agent: str
+    ok: bool
+    checked: int
+    head: ChainHead
+    first_bad_seq: int | None = None
+    reason: str | None = None
+    memories_checked: int = 0
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def raise_for_status(self) -> VerifyReport:
+        """Raise :class:`AuditChainBroken` unless the chain verified."""
+        if not self.ok:
+            raise AuditChainBroken(
+                f"the audit chain of agent {self.agent!r} is broken at seq"
+                f" {self.first_bad_seq}: {self.reason}"
+            )
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Walk:
+    """Walks chain links in order and remembers the first failure."""
+
+    def __init__(self, agent: str, expected_head: ChainHead | None) -> None:
+        self.agent = agent
+        self.prev = GENESIS_HASH
+        self.seq = 0
+        self.bad: tuple[int, str] | None = None
+        self.expected = expected_head
+        self.expected_hash_seen: str | None = None
+        self._hash = chain_hasher(agent)
+
+    def step(self, seq: int, time: float, kind: str, payload_text: str, prev: str, h: str) -> bool:
+        if seq != self.seq + 1:
+            if seq <= self.seq:
+                return self.fail(seq, f"event seq {seq} is out of order after seq {self.seq}")
+            return self.fail(self.seq + 1, f"event seq {self.seq + 1} is missing (next is {seq})")
+        if prev != self.prev:
+            return self.fail(seq, "prev_hash does not match the previous event's hash")
+        if self._hash(kind, payload_text, prev, seq, time) != h:
+            return self.fail(seq, "the stored hash does not match the event's content")
+        self.prev, self.seq = h, seq
+        if self.expected is not None and seq == self.expected.seq:
+            self.expected_hash_seen = h
+        return True
+
+    def fail(self, seq: int, reason: str) -> bool:
+        if self.bad is None:
+            self.bad = (seq, reason)
+        return False
+
+    def finish(self, stored_head: ChainHead | None) -> None:
+        if self.bad is not None:
+            return
+        if stored_head is not None and (stored_head.seq, stored_head.hash) != (self.seq, self.prev):
+            self.fail(
+                min(stored_head.seq, self.seq + 1),
+                f"the stored head (seq {stored_head.seq}) does not match the last event"
+                f" (seq {self.seq}): events were removed or the head was changed",
+            )
+        elif self.expected is not None:
+            if self.expected.seq > self.seq:
+                self.fail(
+                    self.seq + 1,
+                    f"the chain ends at seq {self.seq}, before the expected head seq"
+                    f" {self.expected.seq}: it was truncated",
+                )
+            elif self.expected.seq > 0 and self.expected_hash_seen != self.expected.hash:
+                self.fail(
+                    self.expected.seq,
+                    f"the event at the expected head seq {self.expected.seq} has another hash:"
+                    " the chain was rewritten",
+                )
+
+    def report(self, head: ChainHead, memories_checked: int = 0) -> VerifyReport:
+        seq, reason = self.bad if self.bad is not None else (None, None)
+        return VerifyReport(
+            self.agent, self.bad is None, self.seq, head, seq, reason, memories_checked
+        )
+
+
+_scan = json.JSONDecoder().raw_decode
+
+
+def _writes(payload_text: str) -> list[dict[str, Any]]:
+    if '"writes"' not in payload_text:
+        return []
+    writes = _scan(payload_text)[0].get("writes")
+    return writes if isinstance(writes, list) else []
+
+
+class AuditTrail:
+    """``agent.audit``: the agent's hash-chained event log."""
+
+    def __init__(self, store: Store, agent: str) -> None:
+        self._store = store
+        self._agent = agent
+
+    def head(self) -> ChainHead:
+        """The stored head (seq, hash); seq 0 and the genesis hash before the first event."""
+        row = self._store.agent(self._agent)
+        return ChainHead(0, GENESIS_HASH) if row is None else ChainHead(row.head_seq, row.head_hash)
+
+    def verify(
+        self,
+        expected_head: ChainHead | tuple[int, str] | None = None,
+        *,
+        check_memories: bool = True,
+    ) -> VerifyReport:
+        """Recompute the chain; see the module docstring for what is checked."""
+        expected = _as_head(expected_head)
+        walk = _Walk(self._agent, expected)
+        recorded: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+        step = walk.step
+        for _agent, seq, time, kind, payload_text, prev, h in self._store.chain_rows(self._agent):
+            if not step(seq, time, kind, payload_text, prev, h):
+                break
+            if check_memories:
+                for entry in _writes(payload_text):
+                    if "namespace" not in entry:
+                        recorded[(entry["key"], entry["version"])] = (seq, entry)
+        head = self.head()
+        walk.finish(head if self._store.agent(self._agent) is not None else None)
+        checked_rows = 0
+        if check_memories and walk.bad is None:
+            checked_rows = self._check_memories(walk, recorded)
+        return walk.report(head, checked_rows)
+
+    def _check_memories(
+        self, walk: _Walk, recorded: dict[tuple[str, int], tuple[int, dict[str, Any]]]
+    ) -> int:
+        checked = 0
+        for row in self._store.all_versions(agent_namespace(self._agent)):
+            checked += 1
+            found = recorded.pop((row.key, row.version), None)
+            if found is None or found[0] != row.seq:
+                walk.fail(row.seq, f"memory {row.key!r} v{row.version} has no matching write event")
+                return checked
+            entry = found[1]
+            stored = (row.encoding, list(row.tags), row.expires_at)
+            claimed = (entry.get("encoding"), entry.get("tags", []), entry.get("expires_at"))
+            if stored != claimed or (not row.erased and stored_sha256(row) != entry.get("sha256")):
+                walk.fail(
+                    row.seq, f"memory {row.key!r} v{row.version} differs from its audited write"
+                )
+                return checked
+        if recorded:
+            (key, version), (seq, _) = min(recorded.items(), key=lambda kv: kv[1][0])
+            walk.fail(seq, f"memory {key!r} v{version} was written (seq {seq}) but its row is gone")
+        return checked
+
+    def export(self) -> dict[str, Any]:
+        """A self-contained bundle of every event and the head, for offline verification."""
+        return {
+            "format": AUDIT_FORMAT,
+            "format_version": AUDIT_VERSION,
+            "agent": self._agent,
+            "octopoda_version": __version__,
+            "head": {"seq": (h := self.head()).seq, "hash": h.hash},
+            "events": [
+                {
+                    "seq": e.seq,
+                    "time": e.time,
+                    "kind": e.kind,
+                    "payload": e.payload,
+                    "prev_hash": e.prev_hash,
+                    "hash": e.hash,
+                }
+                for e in self._store.events(self._agent)
+            ],
+        }
+
+
+def _as_head(value: ChainHead | tuple[int, str] | dict[str, Any] | None) -> ChainHead | None:
+    if value is None or isinstance(value, ChainHead):
+        return value
+    if isinstance(value, dict):
+        return ChainHead(int(value["seq"]), str(value["hash"]))
+    seq, h = value
+    return ChainHead(int(seq), str(h))
+
+
+def _bundle_events(bundle: dict[str, Any]) -> Iterator[tuple[int, float, str, str, str, str]]:
+    events = bundle.get("events")
+    if not isinstance(events, list):
+        raise InvalidBundle("the audit bundle has no 'events' list")
+    for i, e in enumerate(events):
+        try:
+            yield (
+                int(e["seq"]),
+                e["time"],
+                str(e["kind"]),
+                canonical_text(e["payload"]),
+                str(e["prev_hash"]),
+                str(e["hash"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidBundle(f"events[{i}] is malformed: {exc!r}") from None
+
+
+def verify_audit_bundle(
+    bundle: dict[str, Any] | str | bytes,
+    expected_head: ChainHead | tuple[int, str] | None = None,
+) -> VerifyReport:
+    """Verify an exported audit bundle without any database."""
+    if isinstance(bundle, (str, bytes)):
+        try:
+            bundle = json.loads(bundle)
+        except ValueError as exc:
+            raise InvalidBundle(f"the audit bundle is not valid JSON: {exc}") from None
+    if not isinstance(bundle, dict) or bundle.get("format") != AUDIT_FORMAT:
+        raise InvalidBundle("not an Octopoda audit bundle; pass what `audit.export()` returned")
+    if bundle.get("format_version") != AUDIT_VERSION:
+        raise InvalidBundle(
+            f"audit bundle format_version {bundle.get('format_version')!r} is unknown"
+        )
+    agent = bundle.get("agent")
+    if not isinstance(agent, str):
+        raise InvalidBundle("the audit bundle names no agent")
+    try:
+        head = _as_head(bundle["head"])
+    except (KeyError, TypeError, ValueError):
+        raise InvalidBundle("the audit bundle has no valid 'head'") from None
+    assert head is not None
+    walk = _Walk(agent, _as_head(expected_head))
+    for link in _bundle_events(bundle):
+        if not walk.step(*link):
+            break
+    walk.finish(head)
+    return walk.report(head)
