@@ -43,7 +43,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest on every supported Python; extra args go to pytest (`nox -s tests -- -k x`)."""
-    session.install("-e", f"{CORE}[cli]", "pytest", "pytest-socket")
+    session.install("-e", f"{CORE}[cli,sign]", "pytest", "pytest-socket")
     # Explicit paths in the extra args replace the default test directories.
     args = session.posargs
     if not any((ROOT / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):

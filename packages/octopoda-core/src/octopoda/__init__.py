@@ -36,6 +36,7 @@ from ._records import (
     VersionRecord,
 )
 from ._runtime import AgentRuntime
+from ._signing import SignedHead
 from ._sqlite import SqliteStore
 from ._store import MemoryWrite, Store, StoredRow
 from ._timeline import Decision, MemoryDiff, MemoryView
@@ -69,6 +70,7 @@ __all__ = [
     "RecallResult",
     "RestoreResult",
     "SchemaTooNew",
+    "SignedHead",
     "Snapshot",
     "SnapshotNotFound",
     "SqliteStore",

@@ -20,13 +20,15 @@ Each event's hash is recomputed from ``canonical_json(payload)``.
 from __future__ import annotations
 
 import json
+import time as _time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from ._canonical import canonical_text
-from ._errors import AuditChainBroken, InvalidBundle
+from ._errors import AuditChainBroken, InvalidBundle, InvalidInput
 from ._events import GENESIS_HASH, chain_hasher
+from ._signing import SignedHead, public_key_hex, sign, signature_valid
 from ._store import Store, agent_namespace, stored_sha256
 from ._version import __version__
 
@@ -73,15 +75,20 @@ class VerifyReport:
 
 
 class _Walk:
-    """Walks chain links in order and remembers the first failure."""
+    """Walks chain links in order and remembers the first failure.
 
-    def __init__(self, agent: str, expected_head: ChainHead | None) -> None:
+    ``checkpoints`` are ``(seq, hash, what)`` the chain must contain: an expected head the
+    caller kept, or signed heads.
+    """
+
+    def __init__(self, agent: str, checkpoints: list[tuple[int, str, str]]) -> None:
         self.agent = agent
         self.prev = GENESIS_HASH
         self.seq = 0
         self.bad: tuple[int, str] | None = None
-        self.expected = expected_head
-        self.expected_hash_seen: str | None = None
+        self.checkpoints = checkpoints
+        self._wanted = {seq for seq, _, _ in checkpoints}
+        self._seen: dict[int, str] = {}
         self._hash = chain_hasher(agent)
 
     def step(self, seq: int, time: float, kind: str, payload_text: str, prev: str, h: str) -> bool:
@@ -94,8 +101,8 @@ class _Walk:
         if self._hash(kind, payload_text, prev, seq, time) != h:
             return self.fail(seq, "the stored hash does not match the event's content")
         self.prev, self.seq = h, seq
-        if self.expected is not None and seq == self.expected.seq:
-            self.expected_hash_seen = h
+        if seq in self._wanted:
+            self._seen[seq] = h
         return True
 
     def fail(self, seq: int, reason: str) -> bool:
@@ -112,25 +119,53 @@ class _Walk:
                 f"the stored head (seq {stored_head.seq}) does not match the last event"
                 f" (seq {self.seq}): events were removed or the head was changed",
             )
-        elif self.expected is not None:
-            if self.expected.seq > self.seq:
+            return
+        for seq, h, what in sorted(self.checkpoints):
+            if seq > self.seq:
                 self.fail(
                     self.seq + 1,
-                    f"the chain ends at seq {self.seq}, before the expected head seq"
-                    f" {self.expected.seq}: it was truncated",
+                    f"the chain ends at seq {self.seq}, before the {what} at seq {seq}:"
+                    " it was truncated",
                 )
-            elif self.expected.seq > 0 and self.expected_hash_seen != self.expected.hash:
+            elif seq > 0 and self._seen.get(seq) != h:
                 self.fail(
-                    self.expected.seq,
-                    f"the event at the expected head seq {self.expected.seq} has another hash:"
-                    " the chain was rewritten",
+                    seq, f"the event at seq {seq} differs from the {what}: the chain was rewritten"
                 )
+            if self.bad is not None:
+                return
 
     def report(self, head: ChainHead, memories_checked: int = 0) -> VerifyReport:
         seq, reason = self.bad if self.bad is not None else (None, None)
         return VerifyReport(
             self.agent, self.bad is None, self.seq, head, seq, reason, memories_checked
         )
+
+
+def _checkpoints(
+    agent: str,
+    expected_head: Any,
+    public_key: Any,
+    signed: list[SignedHead],
+) -> tuple[list[tuple[int, str, str]], tuple[int, str] | None]:
+    """Checkpoints for a walk, and a failure found before walking (a bad signature)."""
+    points: list[tuple[int, str, str]] = []
+    expected = _as_head(expected_head)
+    if expected is not None:
+        points.append((expected.seq, expected.hash, "expected head"))
+    if public_key is None:
+        return points, None
+    key = public_key_hex(public_key)
+    mine = [h for h in signed if h.public_key == key and h.agent == agent]
+    if not mine:
+        return points, (0, "no head of this agent is signed with the given public key")
+    for head in mine:
+        if not signature_valid(head):
+            return points, (
+                head.seq,
+                f"the signature of the signed head at seq {head.seq} is invalid",
+            )
+        points.append((head.seq, head.hash, "signed head"))
+    return points, None
 
 
 _scan = json.JSONDecoder().raw_decode
@@ -160,10 +195,21 @@ class AuditTrail:
         expected_head: ChainHead | tuple[int, str] | None = None,
         *,
         check_memories: bool = True,
+        public_key: Any = None,
     ) -> VerifyReport:
-        """Recompute the chain; see the module docstring for what is checked."""
-        expected = _as_head(expected_head)
-        walk = _Walk(self._agent, expected)
+        """Recompute the chain; see the module docstring for what is checked.
+
+        ``expected_head``: a head kept elsewhere; the chain must still contain it.
+        ``public_key``: every head signed with it must be validly signed and in the chain
+        (needs the ``[sign]`` extra).
+        """
+        points, early = _checkpoints(
+            self._agent, expected_head, public_key, self.signed_heads() if public_key else []
+        )
+        walk = _Walk(self._agent, points)
+        if early is not None:
+            walk.fail(*early)
+            return walk.report(self.head())
         recorded: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
         step = walk.step
         for _agent, seq, time, kind, payload_text, prev, h in self._store.chain_rows(self._agent):
@@ -179,6 +225,20 @@ class AuditTrail:
         if check_memories and walk.bad is None:
             checked_rows = self._check_memories(walk, recorded)
         return walk.report(head, checked_rows)
+
+    def sign_head(self, private_key: Any) -> SignedHead:
+        """Sign the current head with an Ed25519 key you hold and store the signature
+        (``[sign]`` extra). Keep the public key: ``verify(public_key=...)`` checks it."""
+        head = self.head()
+        if head.seq == 0:
+            raise InvalidInput(f"agent {self._agent!r} has no events yet; there is no head to sign")
+        signed = sign(private_key, self._agent, head.seq, head.hash, round(_time.time(), 6))
+        self._store.put_signed_head(signed)
+        return signed
+
+    def signed_heads(self) -> list[SignedHead]:
+        """Signed heads stored for this agent, oldest first."""
+        return self._store.signed_heads(self._agent)
 
     def _check_memories(
         self, walk: _Walk, recorded: dict[tuple[str, int], tuple[int, dict[str, Any]]]
@@ -222,6 +282,7 @@ class AuditTrail:
                 }
                 for e in self._store.events(self._agent)
             ],
+            "signatures": [h.to_dict() for h in self.signed_heads()],
         }
 
 
@@ -255,6 +316,8 @@ def _bundle_events(bundle: dict[str, Any]) -> Iterator[tuple[int, float, str, st
 def verify_audit_bundle(
     bundle: dict[str, Any] | str | bytes,
     expected_head: ChainHead | tuple[int, str] | None = None,
+    *,
+    public_key: Any = None,
 ) -> VerifyReport:
     """Verify an exported audit bundle without any database."""
     if isinstance(bundle, (str, bytes)):
@@ -273,10 +336,15 @@ def verify_audit_bundle(
         raise InvalidBundle("the audit bundle names no agent")
     try:
         head = _as_head(bundle["head"])
+        signed = [SignedHead(**item) for item in bundle.get("signatures") or []]
     except (KeyError, TypeError, ValueError):
-        raise InvalidBundle("the audit bundle has no valid 'head'") from None
+        raise InvalidBundle("the audit bundle has no valid 'head' or 'signatures'") from None
     assert head is not None
-    walk = _Walk(agent, _as_head(expected_head))
+    points, early = _checkpoints(agent, expected_head, public_key, signed)
+    walk = _Walk(agent, points)
+    if early is not None:
+        walk.fail(*early)
+        return walk.report(head)
     for link in _bundle_events(bundle):
         if not walk.step(*link):
             break

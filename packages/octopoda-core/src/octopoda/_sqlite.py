@@ -23,6 +23,7 @@ from typing import Any, Final
 from ._errors import ConfigError, InvalidInput, SchemaTooNew, StorageError
 from ._events import GENESIS_HASH
 from ._records import Event
+from ._signing import SignedHead
 from ._sqlite_schema import APPLICATION_ID, MIGRATIONS
 from ._store import AgentRow, MemoryWrite, SnapshotRow, StoredRow, agent_namespace
 
@@ -89,6 +90,14 @@ _SQL_SNAPSHOT: Final = (
 )
 _SQL_SNAPSHOTS: Final = (
     "SELECT agent, name, seq, created_at FROM snapshots WHERE agent = ? ORDER BY seq"
+)
+_SQL_PUT_SIGNED_HEAD: Final = (
+    "INSERT OR REPLACE INTO signed_heads (agent, seq, public_key, hash, signature, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+_SQL_SIGNED_HEADS: Final = (
+    "SELECT agent, seq, public_key, hash, signature, created_at FROM signed_heads"
+    " WHERE agent = ? ORDER BY seq, public_key"
 )
 _CHUNK: Final = 5000
 
@@ -630,6 +639,29 @@ class SqliteStore:
 
     def snapshots(self, agent: str) -> list[SnapshotRow]:
         return [SnapshotRow(*r) for r in self._fetchall(_SQL_SNAPSHOTS, (agent,))]
+
+    def put_signed_head(self, head: SignedHead) -> None:
+        with self._lock:
+            try:
+                self._connection().execute(
+                    _SQL_PUT_SIGNED_HEAD,
+                    (
+                        head.agent,
+                        head.seq,
+                        head.public_key,
+                        head.hash,
+                        head.signature,
+                        head.created_at,
+                    ),
+                )
+            except sqlite3.Error as exc:
+                raise self._storage_error(exc) from None
+
+    def signed_heads(self, agent: str) -> list[SignedHead]:
+        return [
+            SignedHead(r[0], r[1], r[3], r[2], r[4], r[5])
+            for r in self._fetchall(_SQL_SIGNED_HEADS, (agent,))
+        ]
 
     # -- maintenance ----------------------------------------------------------------------
 

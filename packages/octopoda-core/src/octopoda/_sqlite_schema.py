@@ -57,4 +57,18 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    (
+        "0002_signed_heads",
+        (
+            """CREATE TABLE signed_heads (
+                agent       TEXT NOT NULL,
+                seq         INTEGER NOT NULL,
+                public_key  TEXT NOT NULL,
+                hash        TEXT NOT NULL,
+                signature   TEXT NOT NULL,
+                created_at  REAL NOT NULL,
+                PRIMARY KEY (agent, seq, public_key)
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ._records import Event
+from ._signing import SignedHead
 
 __all__ = [
     "AgentRow",
@@ -177,6 +178,14 @@ class Store(Protocol):
     def snapshot(self, agent: str, name: str) -> SnapshotRow | None: ...
 
     def snapshots(self, agent: str) -> list[SnapshotRow]: ...
+
+    def put_signed_head(self, head: SignedHead) -> None:
+        """Keep a signed head of an agent's chain."""
+        ...
+
+    def signed_heads(self, agent: str) -> list[SignedHead]:
+        """The agent's signed heads, by seq."""
+        ...
 
     def value_bytes(self, namespace: str) -> int:
         """Total size of the stored values of a namespace, all versions."""
