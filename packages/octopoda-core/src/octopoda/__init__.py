@@ -8,7 +8,8 @@
 'Alice'
 """
 
-from ._audit import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
+from typing import TYPE_CHECKING
+
 from ._errors import (
     AuditChainBroken,
     ConfigError,
@@ -23,24 +24,73 @@ from ._errors import (
     SnapshotNotFound,
     StorageError,
 )
-from ._events import AuditChainer, Pipeline, Processor
-from ._records import (
-    Event,
-    ImportResult,
-    MemoryHealth,
-    MemoryItem,
-    MemoryVersion,
-    RecallResult,
-    RestoreResult,
-    Snapshot,
-    VersionRecord,
-)
-from ._runtime import AgentRuntime
-from ._signing import SignedHead
-from ._sqlite import SqliteStore
-from ._store import MemoryWrite, Store, StoredRow
-from ._timeline import Decision, MemoryDiff, MemoryView
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._audit import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
+    from ._events import AuditChainer, Pipeline, Processor
+    from ._records import (
+        Event,
+        ImportResult,
+        MemoryHealth,
+        MemoryItem,
+        MemoryVersion,
+        RecallResult,
+        RestoreResult,
+        Snapshot,
+        VersionRecord,
+    )
+    from ._runtime import AgentRuntime
+    from ._signing import SignedHead
+    from ._sqlite import SqliteStore
+    from ._store import MemoryWrite, Store, StoredRow
+    from ._timeline import Decision, MemoryDiff, MemoryView
+
+# Everything but the errors loads on first use (PEP 562), so `import octopoda` stays cheap
+# for command-line tools and for programs that import it before they need it.
+_LAZY: dict[str, str] = {
+    "AgentRuntime": "._runtime",
+    "AuditChainer": "._events",
+    "AuditTrail": "._audit",
+    "ChainHead": "._audit",
+    "Decision": "._timeline",
+    "Event": "._records",
+    "ImportResult": "._records",
+    "MemoryDiff": "._timeline",
+    "MemoryHealth": "._records",
+    "MemoryItem": "._records",
+    "MemoryVersion": "._records",
+    "MemoryView": "._timeline",
+    "MemoryWrite": "._store",
+    "Pipeline": "._events",
+    "Processor": "._events",
+    "RecallResult": "._records",
+    "RestoreResult": "._records",
+    "SignedHead": "._signing",
+    "Snapshot": "._records",
+    "SqliteStore": "._sqlite",
+    "Store": "._store",
+    "StoredRow": "._store",
+    "VerifyReport": "._audit",
+    "VersionRecord": "._records",
+    "verify_audit_bundle": "._audit",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'octopoda' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "AgentRuntime",

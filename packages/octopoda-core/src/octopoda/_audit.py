@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 import time as _time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ._canonical import canonical_text
 from ._errors import AuditChainBroken, InvalidBundle, InvalidInput
@@ -38,16 +37,14 @@ AUDIT_FORMAT: Final = "octopoda.audit"
 AUDIT_VERSION: Final = 1
 
 
-@dataclass(frozen=True, slots=True)
-class ChainHead:
+class ChainHead(NamedTuple):
     """The last link of an agent's chain: keep it elsewhere to detect rewrites later."""
 
     seq: int
     hash: str
 
 
-@dataclass(frozen=True, slots=True)
-class VerifyReport:
+class VerifyReport(NamedTuple):
     """The result of a verification. ``first_bad_seq`` and ``reason`` are set when not ok."""
 
     agent: str
@@ -71,7 +68,7 @@ class VerifyReport:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**self._asdict(), "head": self.head._asdict()}
 
 
 class _Walk:

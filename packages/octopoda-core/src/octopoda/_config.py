@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 from typing import Any
 
 from ._errors import ConfigError
@@ -31,6 +34,8 @@ _shared_lock = threading.Lock()
 
 def default_store_path() -> Path:
     """``$OCTOPODA_HOME/octopoda.db``, else ``~/.octopoda/octopoda.db``."""
+    from pathlib import Path
+
     home = os.environ.get("OCTOPODA_HOME")
     base = Path(home).expanduser() if home else Path.home() / ".octopoda"
     return base / "octopoda.db"
@@ -89,7 +94,7 @@ def open_store(store: Any = None, *, durability: str | None = None) -> Store:
     mode = durability or "normal"
     if path == ":memory:":
         return SqliteStore(path, durability=mode)
-    resolved = str(Path(path).expanduser().resolve())
+    resolved = os.path.realpath(os.path.expanduser(path))
     cache_key = (resolved, mode, os.getpid())
     with _shared_lock:
         existing = _shared.get(cache_key)

@@ -1,9 +1,11 @@
-"""Result types returned by the runtime. Times are Unix epoch seconds (float) everywhere."""
+"""Result types returned by the runtime. Times are Unix epoch seconds (float) everywhere.
+
+Results are immutable named tuples: cheap to create on hot paths and to import.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "Event",
@@ -18,8 +20,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class VersionRecord:
+class VersionRecord(NamedTuple):
     """What a write created: the key's new version and the event that wrote it."""
 
     key: str
@@ -29,8 +30,7 @@ class VersionRecord:
     tombstone: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class RecallResult:
+class RecallResult(NamedTuple):
     """The answer to ``recall``. ``found`` is False (and ``value`` None) for a missing,
     forgotten or expired key."""
 
@@ -47,8 +47,7 @@ class RecallResult:
         return self.found
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryVersion:
+class MemoryVersion(NamedTuple):
     """One stored version of a key (a tombstone has ``tombstone=True`` and value None)."""
 
     key: str
@@ -63,8 +62,7 @@ class MemoryVersion:
     erased: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryItem:
+class MemoryItem(NamedTuple):
     """A key's current value, as listed by ``search``."""
 
     key: str
@@ -76,8 +74,7 @@ class MemoryItem:
     seq: int
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """A named point in an agent's history: the seq of the event that took it."""
 
     name: str
@@ -86,8 +83,7 @@ class Snapshot:
     keys: int
 
 
-@dataclass(frozen=True, slots=True)
-class RestoreResult:
+class RestoreResult(NamedTuple):
     """What ``restore`` did: keys written back and keys tombstoned, in event ``seq``."""
 
     snapshot: str
@@ -97,8 +93,7 @@ class RestoreResult:
     removed: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ImportResult:
+class ImportResult(NamedTuple):
     """What ``import_memories`` wrote."""
 
     keys: int
@@ -107,8 +102,7 @@ class ImportResult:
     seq: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryHealth:
+class MemoryHealth(NamedTuple):
     """Counts and shape of an agent's memory."""
 
     keys: int
@@ -124,19 +118,58 @@ class MemoryHealth:
     busiest_keys: tuple[tuple[str, int], ...] = ()
 
 
-@dataclass(slots=True)
 class Event:
     """One entry of an agent's event log and audit chain.
 
     ``payload`` says what changed (keys, versions, SHA-256 of values, ...). ``seq``,
-    ``prev_hash`` and ``hash`` are assigned inside the transaction that stores the event.
+    ``prev_hash`` and ``hash`` are assigned inside the transaction that stores the event;
+    ``payload_text`` is the payload's canonical JSON, fixed by the audit chainer.
     """
 
-    agent: str
-    kind: str
-    payload: dict[str, Any]
-    time: float
-    seq: int = 0
-    prev_hash: str = ""
-    hash: str = ""
-    payload_text: str = field(default="", repr=False)
+    __slots__ = ("agent", "hash", "kind", "payload", "payload_text", "prev_hash", "seq", "time")
+
+    def __init__(
+        self,
+        agent: str,
+        kind: str,
+        payload: dict[str, Any],
+        time: float,
+        seq: int = 0,
+        prev_hash: str = "",
+        hash: str = "",
+        payload_text: str = "",
+    ) -> None:
+        self.agent = agent
+        self.kind = kind
+        self.payload = payload
+        self.time = time
+        self.seq = seq
+        self.prev_hash = prev_hash
+        self.hash = hash
+        self.payload_text = payload_text
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.agent, self.seq, self.time, self.kind, self.payload, self.prev_hash, self.hash)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Event) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Event(agent={self.agent!r}, seq={self.seq}, kind={self.kind!r},"
+            f" time={self.time!r}, payload={self.payload!r}, hash={self.hash[:16]!r})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as JSON-safe data (without the cached canonical payload text)."""
+        return {
+            "agent": self.agent,
+            "seq": self.seq,
+            "time": self.time,
+            "kind": self.kind,
+            "payload": self.payload,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }

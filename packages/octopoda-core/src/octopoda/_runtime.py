@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from datetime import timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._audit import AuditTrail
 from ._bundle import build_bundle, read_bundle
@@ -30,6 +29,9 @@ from ._timeline import Decision, MemoryDiff, MemoryView, diff_rows, text_similar
 from ._values import decode_value, encode_value, validate_agent_id, validate_key, validate_tags
 from ._version import __version__
 
+if TYPE_CHECKING:
+    from datetime import timedelta
+
 __all__ = ["AgentRuntime"]
 
 _DAY = 86400.0
@@ -42,8 +44,8 @@ REPEAT_SIMILARITY = 0.8
 def _seconds(value: float | timedelta | None, what: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, timedelta):
-        value = value.total_seconds()
+    if not isinstance(value, (int, float)) and hasattr(value, "total_seconds"):
+        value = value.total_seconds()  # a timedelta (datetime is not imported for this)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InvalidInput(f"{what} must be a number of seconds or a timedelta, not {value!r}")
     if value <= 0:

@@ -11,8 +11,7 @@ signature without the private key, so ``verify(public_key=...)`` detects it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ._canonical import canonical_json
 from ._errors import ConfigError, InvalidInput
@@ -23,8 +22,7 @@ _DOMAIN: Final = b"octopoda-head-v1\n"
 _INSTALL: Final = "pip install 'octopoda-core[sign]'"
 
 
-@dataclass(frozen=True, slots=True)
-class SignedHead:
+class SignedHead(NamedTuple):
     """A chain head signed with Ed25519."""
 
     agent: str
@@ -35,14 +33,7 @@ class SignedHead:
     created_at: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent,
-            "seq": self.seq,
-            "hash": self.hash,
-            "public_key": self.public_key,
-            "signature": self.signature,
-            "created_at": self.created_at,
-        }
+        return self._asdict()
 
 
 def head_message(agent: str, seq: int, hash_hex: str) -> bytes:

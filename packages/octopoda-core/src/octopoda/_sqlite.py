@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Final
 
 from ._errors import ConfigError, InvalidInput, SchemaTooNew, StorageError
@@ -216,18 +213,19 @@ class SqliteStore:
         else:
             if not raw:
                 raise ConfigError("the store path is empty; pass a file path or ':memory:'")
-            p = Path(raw).expanduser().resolve()
-            if p.is_dir():
+            p = os.path.realpath(os.path.expanduser(raw))
+            if os.path.isdir(p):
                 raise ConfigError(
-                    f"{p} is a directory; pass a file path such as {p / 'octopoda.db'}"
+                    f"{p} is a directory; pass a file path such as {os.path.join(p, 'octopoda.db')}"
                 )
-            if not p.parent.is_dir():
+            parent = os.path.dirname(p)
+            if not os.path.isdir(parent):
                 if not create_dirs:
                     raise ConfigError(
-                        f"the directory {p.parent} does not exist; create it or pass another path"
+                        f"the directory {parent} does not exist; create it or pass another path"
                     )
-                p.parent.mkdir(parents=True, exist_ok=True)
-            self._path = str(p)
+                os.makedirs(parent, exist_ok=True)
+            self._path = p
         self._durability = durability
         self._busy_timeout = busy_timeout
         self._tracer = tracer
@@ -276,7 +274,9 @@ class SqliteStore:
                 if conn is not None:
                     conn.close()
                 if _is_busy(exc) and time.monotonic() < deadline:
-                    time.sleep(random.uniform(0.005, 0.05))
+                    time.sleep(
+                        0.005 + (time.perf_counter_ns() + os.getpid()) % 45_000 / 1e6
+                    )  # jitter
                     continue
                 raise self._storage_error(exc) from None
             except sqlite3.DatabaseError as exc:
@@ -363,13 +363,6 @@ class SqliteStore:
         if "readonly" in text:
             return StorageError(f"the store {self._path} is read-only ({text}); check permissions")
         return StorageError(f"the store {self._path} failed: {text}")
-
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise self._storage_error(exc) from None
 
     def close(self) -> None:
         with self._lock:
@@ -667,27 +660,28 @@ class SqliteStore:
 
     def info(self) -> dict[str, Any]:
         """Path, schema version, migrations, journal mode and size, for ``octopoda doctor``."""
-        with self._lock, self._errors():
-            conn = self._connection()
-            names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
-            page_count = conn.execute("PRAGMA page_count").fetchone()[0]
-            page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-            return {
-                "backend": "sqlite",
-                "url": self.url,
-                "path": self._path,
-                "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
-                "migrations": names,
-                "journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
-                "durability": self._durability,
-                "size_bytes": page_count * page_size,
-                "sqlite_version": sqlite3.sqlite_version,
-            }
+        names = [
+            r[0] for r in self._fetchall("SELECT name FROM schema_migrations ORDER BY name", ())
+        ]
+        pragma = {
+            name: self._fetchone(f"PRAGMA {name}", ())[0]
+            for name in ("page_count", "page_size", "user_version", "journal_mode")
+        }
+        return {
+            "backend": "sqlite",
+            "url": self.url,
+            "path": self._path,
+            "schema_version": pragma["user_version"],
+            "migrations": names,
+            "journal_mode": pragma["journal_mode"],
+            "durability": self._durability,
+            "size_bytes": pragma["page_count"] * pragma["page_size"],
+            "sqlite_version": sqlite3.sqlite_version,
+        }
 
     def integrity_check(self) -> list[str]:
         """``PRAGMA integrity_check``: ``["ok"]`` when the file is sound."""
-        with self._lock, self._errors():
-            return [r[0] for r in self._connection().execute("PRAGMA integrity_check")]
+        return [r[0] for r in self._fetchall("PRAGMA integrity_check", ())]
 
     def value_bytes(self, namespace: str) -> int:
         """Total stored value size of a namespace, all versions."""

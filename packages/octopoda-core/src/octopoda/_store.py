@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ._records import Event
 from ._signing import SignedHead
@@ -32,8 +31,7 @@ def agent_namespace(agent: str) -> str:
     return "agent:" + agent
 
 
-@dataclass(slots=True)
-class MemoryWrite:
+class MemoryWrite(NamedTuple):
     """One new version to append. ``encoding`` is ``json``, ``bytes`` or ``tombstone``."""
 
     namespace: str
@@ -46,8 +44,7 @@ class MemoryWrite:
     created_at: float | None = None  # None: the event's time
 
 
-@dataclass(slots=True)
-class StoredRow:
+class StoredRow(NamedTuple):
     """One stored version as the store returns it (value still encoded)."""
 
     key: str
@@ -75,16 +72,14 @@ def stored_sha256(row: StoredRow) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class SnapshotRow:
+class SnapshotRow(NamedTuple):
     agent: str
     name: str
     seq: int
     created_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class AgentRow:
+class AgentRow(NamedTuple):
     id: str
     created_at: float
     status: str

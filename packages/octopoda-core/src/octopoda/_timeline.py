@@ -7,9 +7,8 @@ the newest version of each key written at or before that seq.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._records import MemoryItem, RecallResult
 from ._store import Store, StoredRow
@@ -42,14 +41,19 @@ def _live_at(row: StoredRow, when: float | None) -> bool:
     return when is None or row.expires_at is None or row.expires_at > when
 
 
-@dataclass(frozen=True, slots=True)
 class MemoryView:
     """Read-only memory of one agent as it was at event ``seq`` (and at time ``time``)."""
 
-    store: Store = field(repr=False)
-    namespace: str
-    seq: int
-    time: float | None
+    __slots__ = ("namespace", "seq", "store", "time")
+
+    def __init__(self, store: Store, namespace: str, seq: int, time: float | None) -> None:
+        self.store = store
+        self.namespace = namespace
+        self.seq = seq
+        self.time = time
+
+    def __repr__(self) -> str:
+        return f"MemoryView(namespace={self.namespace!r}, seq={self.seq}, time={self.time!r})"
 
     def recall(self, key: str) -> RecallResult:
         key = validate_key(key)
@@ -96,8 +100,7 @@ class MemoryView:
         return {item.key: item.value for item in self.search()}
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """A logged decision. ``repeats_seq`` names a recent decision it restates (by text
     similarity >= the threshold), else None."""
 
@@ -108,7 +111,7 @@ class Decision:
     context: dict[str, Any] | None
     repeats_seq: int | None = None
     similarity: float | None = None
-    view: MemoryView | None = field(default=None, repr=False, compare=False)
+    view: MemoryView | None = None
 
     @property
     def repeated(self) -> bool:
@@ -120,8 +123,7 @@ class Decision:
         return self.view
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryDiff:
+class MemoryDiff(NamedTuple):
     """Keys added, changed and removed between two points (values as they were)."""
 
     from_seq: int
