@@ -53,11 +53,20 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks (bench/run_all.py), if present."""
+    """Benchmarks (bench/README.md): `nox -s bench`, or `nox -s bench -- --quick` for a smoke
+    run; other flags (`--json PATH`, `--only NAMES`, `--no-predecessor`) go to bench/run_all.py.
+    """
     if not (ROOT / "bench" / "run_all.py").is_file():
         session.skip("bench/run_all.py does not exist yet")
     session.install("-e", CORE)
-    session.run("python", "bench/run_all.py", *session.posargs)
+    # The predecessor comparison installs octopoda==3.3.4 into its own venv
+    # (.nox/bench-predecessor) with the uv nox itself uses, when nox found one.
+    env: dict[str, str] = {}
+    nox_venv = getattr(nox, "virtualenv", None)
+    uv = getattr(nox_venv, "UV", None) if getattr(nox_venv, "HAS_UV", False) else None
+    if uv:
+        env["OCTOPODA_BENCH_UV"] = str(uv)
+    session.run("python", "bench/run_all.py", *session.posargs, env=env)
 
 
 @nox.session
