@@ -11,6 +11,7 @@
 from typing import TYPE_CHECKING
 
 from ._errors import (
+    AgentPaused,
     AuditChainBroken,
     ConfigError,
     InvalidAgentId,
@@ -18,6 +19,7 @@ from ._errors import (
     InvalidInput,
     InvalidKey,
     InvalidValue,
+    LoopDetected,
     NotFound,
     OctopodaError,
     SchemaTooNew,
@@ -43,12 +45,14 @@ if TYPE_CHECKING:
     from ._runtime import AgentRuntime
     from ._signing import SignedHead
     from ._sqlite import SqliteStore
-    from ._store import MemoryWrite, Store, StoredRow
+    from ._store import AgentRow, MemoryWrite, SnapshotRow, Store, StoredRow
     from ._timeline import Decision, MemoryDiff, MemoryView
 
 # Everything but the errors loads on first use (PEP 562), so `import octopoda` stays cheap
 # for command-line tools and for programs that import it before they need it.
 _LAZY: dict[str, str] = {
+    "AgentRow": "._store",
+    "SnapshotRow": "._store",
     "AgentRuntime": "._runtime",
     "AuditChainer": "._events",
     "AuditTrail": "._audit",
@@ -89,10 +93,15 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted(__all__)
+
+
+del TYPE_CHECKING
 
 
 __all__ = [
+    "AgentPaused",
+    "AgentRow",
     "AgentRuntime",
     "AuditChainBroken",
     "AuditChainer",
@@ -107,6 +116,7 @@ __all__ = [
     "InvalidInput",
     "InvalidKey",
     "InvalidValue",
+    "LoopDetected",
     "MemoryDiff",
     "MemoryHealth",
     "MemoryItem",
@@ -123,6 +133,7 @@ __all__ = [
     "SignedHead",
     "Snapshot",
     "SnapshotNotFound",
+    "SnapshotRow",
     "SqliteStore",
     "StorageError",
     "Store",

@@ -126,8 +126,11 @@ def _import_version(namespace: str, key: str, item: Any, where: str) -> MemoryWr
     )
 
 
-def read_bundle(bundle: Any, namespace: str) -> list[tuple[str, list[MemoryWrite]]]:
-    """Validate a whole bundle before anything is written; return writes per key."""
+def read_bundle(
+    bundle: Any, namespace: str
+) -> tuple[str | None, list[tuple[str, list[MemoryWrite]]]]:
+    """Validate a whole bundle before anything is written; return its source agent and the
+    writes per key."""
     if isinstance(bundle, (str, bytes)):
         try:
             bundle = json.loads(bundle)
@@ -142,7 +145,8 @@ def read_bundle(bundle: Any, namespace: str) -> list[tuple[str, list[MemoryWrite
             f"not an Octopoda memory bundle (format {bundle.get('format')!r});"
             " pass what export_memories() returned"
         )
-    if bundle.get("format_version") != BUNDLE_VERSION:
+    version = bundle.get("format_version")
+    if type(version) is not int or version != BUNDLE_VERSION:
         raise InvalidBundle(
             f"bundle format_version {bundle.get('format_version')!r} is not supported by this"
             f" Octopoda (it reads version {BUNDLE_VERSION}); upgrade octopoda-core"
@@ -169,4 +173,5 @@ def read_bundle(bundle: Any, namespace: str) -> list[tuple[str, list[MemoryWrite
             if (w := _import_version(namespace, key, item, f"{where}.versions[{j}]")) is not None
         ]
         out.append((key, writes))
-    return out
+    source = bundle.get("agent")
+    return (source if isinstance(source, str) else None), out

@@ -14,14 +14,19 @@ store boundary and never reach the caller raw::
     │   └── SnapshotNotFound
     ├── StorageError           the database failed (busy past the timeout, corrupt, read-only, ...)
     │   └── SchemaTooNew       the file was written by a newer Octopoda
-    └── AuditChainBroken       the audit chain of an agent does not verify
+    ├── AuditChainBroken       the audit chain of an agent does not verify
+    ├── LoopDetected           a loop tripped a policy with on_loop="raise"
+    └── AgentPaused            the agent is paused (by the breaker or by hand): resume() it
 
 Every message says what happened and what to do about it.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
+    "AgentPaused",
     "AuditChainBroken",
     "ConfigError",
     "InvalidAgentId",
@@ -29,6 +34,7 @@ __all__ = [
     "InvalidInput",
     "InvalidKey",
     "InvalidValue",
+    "LoopDetected",
     "NotFound",
     "OctopodaError",
     "SchemaTooNew",
@@ -83,3 +89,27 @@ class SchemaTooNew(StorageError):
 
 class AuditChainBroken(OctopodaError):
     """The audit chain of an agent does not verify."""
+
+
+class LoopDetected(OctopodaError):
+    """A loop signal reached the policy's confidence with ``on_loop="raise"``.
+
+    ``signal`` is the :class:`~octopoda.LoopSignal` (kind, confidence, the events by seq).
+    The action that completed the loop was recorded before this was raised.
+    """
+
+    def __init__(self, message: str, signal: Any = None) -> None:
+        super().__init__(message)
+        self.signal = signal
+
+
+class AgentPaused(OctopodaError):
+    """The agent is paused; tool calls are refused until ``agent.resume()``.
+
+    ``reason`` says why; ``signal`` is the loop signal that tripped the breaker, if any.
+    """
+
+    def __init__(self, message: str, reason: str = "", signal: Any = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.signal = signal

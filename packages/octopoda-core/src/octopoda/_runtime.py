@@ -26,7 +26,14 @@ from ._records import (
 )
 from ._store import MemoryWrite, Store, StoredRow, agent_namespace, stored_sha256
 from ._timeline import Decision, MemoryDiff, MemoryView, diff_rows, text_similarity
-from ._values import decode_value, encode_value, validate_agent_id, validate_key, validate_tags
+from ._values import (
+    decode_value,
+    encode_value,
+    validate_agent_id,
+    validate_key,
+    validate_prefix,
+    validate_tags,
+)
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -51,6 +58,13 @@ def _seconds(value: float | timedelta | None, what: str) -> float | None:
     if value <= 0:
         raise InvalidInput(f"{what} must be positive, got {value!r}")
     return float(value)
+
+
+def _required_seconds(value: float | timedelta, what: str) -> float:
+    seconds = _seconds(value, what)
+    if seconds is None:
+        raise InvalidInput(f"{what} is required: a number of seconds or a timedelta")
+    return seconds
 
 
 def _limit(limit: int | None, what: str = "limit") -> int | None:
@@ -223,11 +237,9 @@ class AgentRuntime:
     ) -> list[MemoryItem]:
         """Current values whose key starts with ``prefix`` (exact, case-sensitive) and that
         carry every tag in ``tags``, ordered by key."""
-        if not isinstance(prefix, str):
-            raise InvalidInput(f"prefix must be a str, not {type(prefix).__name__}")
         rows = self._store.current(
             self._ns,
-            prefix=prefix,
+            prefix=validate_prefix(prefix),
             tags=validate_tags(tags),
             now=self._now(),
             limit=_limit(limit),
@@ -266,8 +278,7 @@ class AgentRuntime:
     def forget_stale(self, max_age_seconds: float | timedelta = 30 * _DAY) -> list[VersionRecord]:
         """Tombstone every key whose current value was written more than ``max_age_seconds``
         ago, in one transaction. Returns the tombstones written."""
-        max_age = _seconds(max_age_seconds, "max_age_seconds")
-        assert max_age is not None
+        max_age = _required_seconds(max_age_seconds, "max_age_seconds")
         now = self._now()
         cutoff = now - max_age
         stale = [r.key for r in self._store.current(self._ns, now=now) if r.created_at < cutoff]
@@ -393,7 +404,7 @@ class AgentRuntime:
             raise InvalidInput(
                 f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
             )
-        per_key = read_bundle(bundle, self._ns)
+        source, per_key = read_bundle(bundle, self._ns)
         writes: list[MemoryWrite] = []
         skipped: list[str] = []
         for key, key_writes in per_key:
@@ -408,8 +419,7 @@ class AgentRuntime:
             writes.extend(key_writes)
         if not writes:
             return ImportResult(0, 0, tuple(skipped))
-        source = bundle.get("agent") if isinstance(bundle, dict) else None
-        payload = {"source_agent": source if isinstance(source, str) else None}
+        payload = {"source_agent": source}
         event, _ = self._commit("import", payload, writes)
         keys = len({w.key for w in writes})
         return ImportResult(keys, len(writes), tuple(skipped), event.seq)
@@ -418,8 +428,7 @@ class AgentRuntime:
 
     def memory_health(self, *, stale_after_seconds: float | timedelta = 30 * _DAY) -> MemoryHealth:
         """Counts, stale share, size and versions per key of this agent's memory."""
-        stale_after = _seconds(stale_after_seconds, "stale_after_seconds")
-        assert stale_after is not None
+        stale_after = _required_seconds(stale_after_seconds, "stale_after_seconds")
         now = self._now()
         latest = self._store.current(self._ns, include_dead=True)
         live = [r for r in latest if _live(r, now)]

@@ -76,12 +76,10 @@ _SQL_EVENTS_CHUNK: Final = (
     "SELECT agent, seq, time, kind, payload, prev_hash, hash FROM events"
     " WHERE agent = ? AND seq > ? ORDER BY seq LIMIT ?"
 )
-_SQL_AGENT: Final = (
-    "SELECT id, created_at, status, head_seq, head_hash, last_active FROM agents WHERE id = ?"
-)
-_SQL_AGENTS: Final = (
-    "SELECT id, created_at, status, head_seq, head_hash, last_active FROM agents ORDER BY id"
-)
+_AGENT_COLS: Final = "id, created_at, status, head_seq, head_hash, last_active, status_reason"
+_SQL_AGENT: Final = f"SELECT {_AGENT_COLS} FROM agents WHERE id = ?"
+_SQL_AGENTS: Final = f"SELECT {_AGENT_COLS} FROM agents ORDER BY id"
+_SQL_SET_STATUS: Final = "UPDATE agents SET status = ?, status_reason = ? WHERE id = ?"
 _SQL_SNAPSHOT: Final = (
     "SELECT agent, name, seq, created_at FROM snapshots WHERE agent = ? AND name = ?"
 )
@@ -389,6 +387,7 @@ class SqliteStore:
         *,
         snapshot: str | None = None,
         replace_snapshot: bool = False,
+        status: tuple[str, str | None] | None = None,
     ) -> tuple[Event, list[int]]:
         with self._lock:
             conn = self._connection()
@@ -396,6 +395,8 @@ class SqliteStore:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     result = self._commit(conn, event, writes, pipeline, snapshot, replace_snapshot)
+                    if status is not None:
+                        conn.execute(_SQL_SET_STATUS, (*status, event.agent))
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:

@@ -71,4 +71,8 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    (
+        "0003_agent_status_reason",
+        ("ALTER TABLE agents ADD COLUMN status_reason TEXT",),
+    ),
 )

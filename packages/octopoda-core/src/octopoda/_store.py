@@ -86,6 +86,7 @@ class AgentRow(NamedTuple):
     head_seq: int
     head_hash: str
     last_active: float | None
+    status_reason: str | None = None
 
 
 @runtime_checkable
@@ -103,6 +104,7 @@ class Store(Protocol):
         *,
         snapshot: str | None = None,
         replace_snapshot: bool = False,
+        status: tuple[str, str | None] | None = None,
     ) -> tuple[Event, list[int]]:
         """Append ``writes`` and ``event`` in one transaction.
 
@@ -111,6 +113,7 @@ class Store(Protocol):
         ``pipeline(event)`` (which sets the hash), store rows and event, move the head, and
         record ``snapshot`` (a name) at the event's seq when given (moving an existing one
         only with ``replace_snapshot``; otherwise a taken name raises ``InvalidInput``).
+        With ``status`` (``(status, reason)``), set the agent's status in the same transaction.
         Returns the stored event and the versions assigned, in the order of ``writes``.
         """
         ...

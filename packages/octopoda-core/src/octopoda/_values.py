@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -28,6 +29,7 @@ __all__ = [
     "encode_value",
     "validate_agent_id",
     "validate_key",
+    "validate_prefix",
     "validate_tags",
 ]
 
@@ -35,6 +37,7 @@ MAX_KEY_LENGTH: Final = 1024
 MAX_AGENT_ID_LENGTH: Final = 256
 MAX_VALUE_BYTES: Final = 16 * 1024 * 1024
 MAX_TAGS: Final = 64
+MAX_TAG_LENGTH: Final = 256
 
 _c_encode = c_encoder(sort_keys=False)
 _py_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
@@ -78,6 +81,15 @@ def _check_text(text: str, what: str, limit: int, exc: type[InvalidInput]) -> No
             raise exc(f"{what} {text[:40]!r} is not valid Unicode (lone surrogate)") from None
 
 
+def validate_prefix(prefix: object) -> str:
+    """Return a search prefix (may be empty) if usable, else raise :class:`InvalidInput`."""
+    if not isinstance(prefix, str):
+        raise InvalidInput(f"prefix must be a str, not {type(prefix).__name__}")
+    if prefix:
+        _check_text(prefix, "prefix", MAX_KEY_LENGTH, InvalidInput)
+    return prefix
+
+
 def validate_key(key: object) -> str:
     """Return ``key`` if it is a usable memory key, else raise :class:`InvalidKey`."""
     if type(key) is not str:
@@ -104,6 +116,7 @@ def validate_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
     for tag in tags:
         if not isinstance(tag, str) or not tag:
             raise InvalidInput(f"every tag must be a non-empty str; got {tag!r}")
+        _check_text(tag, "tag", MAX_TAG_LENGTH, InvalidInput)
         if tag not in out:
             out.append(tag)
     if len(out) > MAX_TAGS:
@@ -111,25 +124,28 @@ def validate_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _check_json(value: Any, path: str) -> None:
-    """Refuse what JSON would silently change: non-str keys, NaN, other types."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
+def _check_json(value: Any, path: str, active: set[int] | None = None) -> None:
+    """Refuse what JSON would silently change: non-str keys, NaN, other types, cycles."""
+    if isinstance(value, (dict, list, tuple)):
+        active = set() if active is None else active
+        if id(value) in active:
+            raise InvalidValue(
+                f"value contains a circular reference at {path}; JSON cannot represent it"
+            )
+        active.add(id(value))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for k, v in items:
+            if isinstance(value, dict) and not isinstance(k, str):
                 raise InvalidValue(
                     f"dict key {k!r} at {path} is a {type(k).__name__}; JSON object keys must "
                     "be str, so it would come back changed. Convert the keys to str."
                 )
+            where = f"{path}[{k!r}]"
             if not isinstance(v, _SCALARS):
-                _check_json(v, f"{path}[{k!r}]")
+                _check_json(v, where, active)
             elif isinstance(v, float) and not math.isfinite(v):
-                raise InvalidValue(f"{v!r} at {path}[{k!r}] has no JSON form; store it as a string")
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            if not isinstance(v, _SCALARS):
-                _check_json(v, f"{path}[{i}]")
-            elif isinstance(v, float) and not math.isfinite(v):
-                raise InvalidValue(f"{v!r} at {path}[{i}] has no JSON form; store it as a string")
+                raise InvalidValue(f"{v!r} at {where} has no JSON form; store it as a string")
+        active.discard(id(value))
     elif isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidValue(f"{value!r} has no JSON form; store it as a string")
@@ -151,7 +167,12 @@ def encode_value(value: Any) -> EncodedValue:
             if not isinstance(value, _SCALARS) or isinstance(value, float):
                 _check_json(value, "value")
             text = _dumps(value)
-        except (TypeError, ValueError, RecursionError) as exc:
+        except RecursionError:
+            raise InvalidValue(
+                "value is nested too deeply to store: its depth passes Python's recursion"
+                f" limit ({sys.getrecursionlimit()}); flatten it"
+            ) from None
+        except (TypeError, ValueError) as exc:
             raise InvalidValue(f"value cannot be stored as JSON: {exc}") from None
         if not text.isascii():
             try:
