@@ -1,0 +1,186 @@
+"""The public surface of ``octopoda``: what ``__all__`` lists, exists and covers, and what
+``import octopoda`` loads (in the spirit of httpx's tests/test_exported_members.py)."""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import importlib.metadata
+import inspect
+import json
+import os
+import pathlib
+import pkgutil
+import subprocess
+import sys
+import types
+import typing
+from typing import Any
+
+import pytest
+
+import octopoda
+
+# Modules whose every listed name is part of the user-facing API.
+USER_FACING_MODULES = ["_errors", "_records", "_runtime", "_sqlite", "_audit"]
+# Names only imported for type checking in the library (resolved here to read the hints).
+_HINT_NAMES = {"timedelta": datetime.timedelta, "Path": pathlib.Path}
+
+
+def _library_modules() -> list[types.ModuleType]:
+    """octopoda's private modules, except the command line (which needs click)."""
+    names = [
+        m.name
+        for m in pkgutil.iter_modules(octopoda.__path__)
+        if m.name.startswith("_") and not m.name.startswith(("_cli", "__"))
+    ]
+    return [importlib.import_module(f"octopoda.{name}") for name in sorted(names)]
+
+
+def _load_everything() -> None:
+    for name in octopoda.__all__:
+        getattr(octopoda, name)
+
+
+def test_all_is_sorted_and_unique() -> None:
+    assert octopoda.__all__ == sorted(octopoda.__all__)
+    assert len(set(octopoda.__all__)) == len(octopoda.__all__)
+
+
+@pytest.mark.parametrize("name", octopoda.__all__)
+def test_every_name_in_all_exists(name: str) -> None:
+    assert getattr(octopoda, name) is not None
+    assert name in dir(octopoda)
+
+
+def test_star_import_gives_exactly_all() -> None:
+    namespace: dict[str, Any] = {}
+    exec("from octopoda import *", namespace)
+    assert sorted(k for k in namespace if k != "__builtins__") == sorted(octopoda.__all__)
+
+
+def test_unknown_attribute_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        octopoda.no_such_name  # noqa: B018
+
+
+def test_public_namespace_is_exactly_all() -> None:
+    _load_everything()
+    public = {
+        name
+        for name, value in vars(octopoda).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert public <= set(octopoda.__all__), public - set(octopoda.__all__)
+
+
+@pytest.mark.parametrize("module", USER_FACING_MODULES)
+def test_user_facing_modules_are_fully_exported(module: str) -> None:
+    mod = importlib.import_module(f"octopoda.{module}")
+    for name in mod.__all__:
+        assert name in octopoda.__all__, f"octopoda.{module}.{name} is not exported"
+        assert getattr(octopoda, name) is getattr(mod, name)
+
+
+def test_every_exception_is_exported() -> None:
+    errors = {
+        obj
+        for mod in _library_modules()
+        for obj in vars(mod).values()
+        if isinstance(obj, type)
+        and issubclass(obj, octopoda.OctopodaError)
+        and obj.__module__ == mod.__name__
+    }
+    assert octopoda.OctopodaError in errors
+    missing = sorted(e.__name__ for e in errors if getattr(octopoda, e.__name__, None) is not e)
+    assert missing == []
+    for name in octopoda.__all__:
+        obj = getattr(octopoda, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, octopoda.OctopodaError), name
+
+
+def _octopoda_classes(hint: Any) -> set[type]:
+    """The octopoda classes a type hint mentions."""
+    found: set[type] = set()
+    if isinstance(hint, type) and hint.__module__.startswith("octopoda."):
+        found.add(hint)
+    for arg in typing.get_args(hint):
+        found |= _octopoda_classes(arg)
+    return found
+
+
+def _signature_classes(cls: type) -> set[type]:
+    found: set[type] = set()
+    for name, member in inspect.getmembers(cls):
+        if name.startswith("_") and name != "__init__":
+            continue
+        if isinstance(member, property):
+            member = member.fget
+        if not callable(member):
+            continue
+        try:
+            hints = typing.get_type_hints(member, localns=_HINT_NAMES)
+        except TypeError:  # not a function with annotations (e.g. an inherited builtin)
+            continue
+        for hint in hints.values():
+            found |= _octopoda_classes(hint)
+    return found
+
+
+def test_types_in_public_signatures_are_exported() -> None:
+    """A user (or a Store backend) can name every type the public API takes or returns."""
+    _load_everything()
+    seen: set[type] = set()
+    todo = [
+        obj for obj in (getattr(octopoda, n) for n in octopoda.__all__) if isinstance(obj, type)
+    ]
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        todo.extend(_signature_classes(cls) - seen)
+    missing = sorted(
+        f"{c.__module__}.{c.__name__}" for c in seen if getattr(octopoda, c.__name__, None) is not c
+    )
+    assert missing == []
+
+
+def test_version_matches_the_distribution() -> None:
+    assert octopoda.__version__ == importlib.metadata.version("octopoda-core")
+
+
+def _modules_loaded_by(code: str) -> dict[str, list[str]]:
+    """Run ``code`` in a fresh interpreter; return the top-level modules it newly loaded."""
+    script = (
+        "import json, sys\n"
+        "before = set(sys.modules)\n"
+        f"{code}\n"
+        "new = sorted({m.split('.')[0] for m in set(sys.modules) - before})\n"
+        "print(json.dumps({'new': new, 'all': sorted(sys.modules)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OCTOPODA_")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    )
+    result: dict[str, list[str]] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        pytest.param("import octopoda", id="import"),
+        pytest.param(
+            "import octopoda\noctopoda.AgentRuntime('a', store=':memory:').remember('k', 1)",
+            id="import-and-remember",
+        ),
+    ],
+)
+def test_import_loads_only_the_standard_library(code: str) -> None:
+    loaded = _modules_loaded_by(code)
+    assert "click" not in loaded["new"]
+    assert "octopoda.cli" not in loaded["all"]
+    third_party = set(loaded["new"]) - set(sys.stdlib_module_names) - {"octopoda"}
+    assert third_party == set()  # sqlite3 and the rest of the standard library are fine
