@@ -1,0 +1,8 @@
+"""``python -m octopoda``: the ``octopoda`` command line."""
+
+from __future__ import annotations
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""The ``octopoda`` command group and the list of its commands.
+
+To add commands, write them in a ``_cli_<concept>.py`` module with the shared decorators of
+``_cli_options`` (``store_option``, ``agent_option``, ``json_option``, ``pass_state``),
+register them below, and document each in ``docs/cli.md`` (a test checks that every
+command is documented and takes ``--json``).
+"""
+
+from __future__ import annotations
+
+import click
+
+from ._cli_memory import export_command, import_command, memory
+from ._cli_options import OctopodaGroup, store_option
+from ._cli_store import agents, doctor, version
+from ._version import __version__
+
+__all__ = ["cli"]
+
+
+@click.group(
+    "octopoda", cls=OctopodaGroup, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.version_option(
+    __version__, "--version", prog_name="octopoda", message="%(prog)s %(version)s"
+)
+@store_option
+def cli() -> None:
+    """Octopoda: versioned, audited memory for AI agents.
+
+    Every command that uses a store takes --store (before or after the command name);
+    without it the store is $OCTOPODA_DATABASE_URL, else $OCTOPODA_HOME/octopoda.db, else
+    ~/.octopoda/octopoda.db. Data commands print JSON with --json. Errors go to stderr
+    with exit code 1.
+    """
+
+
+# -- installation and store ----------------------------------------------------------------
+cli.add_command(version)
+cli.add_command(doctor)
+cli.add_command(agents)
+
+# -- memory ----------------------------------------------------------------------------------
+cli.add_command(memory)
+cli.add_command(export_command)
+cli.add_command(import_command)
+
+# -- audit -----------------------------------------------------------------------------------
+# Reserved for `octopoda audit verify|export|verify-bundle`, `octopoda timeline` and
+# `octopoda diff`. Define them in `_cli_audit.py` (an `audit` click.group holding
+# verify/export/verify-bundle, plus `timeline` and `diff` commands), then register here:
+#
+#     from ._cli_audit import audit, diff, timeline
+#
+#     cli.add_command(audit)
+#     cli.add_command(timeline)
+#     cli.add_command(diff)
+#
+# and add their sections under "Audit" in docs/cli.md.

@@ -1,0 +1,298 @@
+"""``octopoda memory put|get|history|list|forget`` and ``octopoda export|import``."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import click
+
+from ._cli_options import CliState, agent_option, json_option, pass_state, store_option
+from ._cli_output import count, iso_time, preview, record, table, text_cell, to_json, version_state
+from ._errors import InvalidBundle, NotFound
+from ._runtime import AgentRuntime
+
+__all__ = ["export_command", "import_command", "memory", "parse_value"]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_value(text: str, *, raw: bool = False) -> Any:
+    """``text`` parsed as JSON when it is valid JSON, else ``text`` itself.
+
+    ``NaN`` and ``Infinity`` (which Python's JSON reader accepts) stay strings.
+    """
+    if raw:
+        return text
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return text
+
+
+def _absence(runtime: AgentRuntime, key: str, version: int | None = None) -> str:
+    """Why ``key`` (or one of its versions) has no value, in words."""
+    agent = runtime.agent_id
+    history = runtime.recall_history(key)
+    if not history:
+        return (
+            f"agent {agent!r} has no key {key!r}; list its keys with"
+            f" `octopoda memory list --agent {shlex.quote(agent)}`"
+        )
+    item = history[0]
+    if version is not None:
+        match = [v for v in history if v.version == version]
+        if not match:
+            return (
+                f"key {key!r} of agent {agent!r} has no version {version};"
+                f" its versions are 1 to {item.version}"
+            )
+        item = match[0]
+    state = version_state(item, time.time())
+    what = f"version {item.version} of key {key!r} of agent {agent!r}"
+    if state == "forgotten":
+        return f"{what} is a tombstone: the key was forgotten; see `octopoda memory history`"
+    if state == "expired":
+        return f"{what} expired at {iso_time(item.expires_at)}"
+    if state == "erased":
+        return f"{what} was erased"
+    return f"{what} has no value"
+
+
+@click.group()
+def memory() -> None:
+    """Write, read, list and forget an agent's memories."""
+
+
+@memory.command("put")
+@store_option
+@agent_option
+@click.argument("key")
+@click.argument("value")
+@click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag (repeatable).")
+@click.option("--ttl", type=float, metavar="SECONDS", help="Expire the value after SECONDS.")
+@click.option("--raw", is_flag=True, help="Store VALUE as a string even if it is valid JSON.")
+@json_option
+@pass_state
+def put(
+    state: CliState,
+    agent: str,
+    key: str,
+    value: str,
+    tags: tuple[str, ...],
+    ttl: float | None,
+    raw: bool,
+    as_json: bool,
+) -> None:
+    """Store VALUE as the next version of KEY and print that version.
+
+    VALUE is parsed as JSON when it is valid JSON ('42', '{"a": 1}', '"quoted"'), else
+    stored as a plain string; --raw always stores the string.
+    """
+    runtime = state.runtime(agent, create=True)
+    written = runtime.remember(key, parse_value(value, raw=raw), tags=tags, ttl=ttl)
+    if as_json:
+        click.echo(to_json(record(written, agent=agent)))
+    else:
+        click.echo(f"{text_cell(key)}: version {written.version}")
+
+
+@memory.command("get")
+@store_option
+@agent_option
+@click.argument("key")
+@click.option(
+    "--version", type=click.IntRange(min=1), metavar="N", help="Read version N, not the latest."
+)
+@json_option
+@pass_state
+def get(state: CliState, agent: str, key: str, version: int | None, as_json: bool) -> None:
+    """Print the current value of KEY (or version N) as JSON.
+
+    Exits 1 when the key does not exist, was forgotten or has expired.
+    """
+    runtime = state.runtime(agent)
+    result = runtime.recall(key, version=version)
+    if not result:
+        raise NotFound(_absence(runtime, key, version))
+    if as_json:
+        found = record(result, agent=agent)
+        del found["found"]
+        click.echo(to_json(found))
+    else:
+        click.echo(to_json(result.value))
+
+
+@memory.command("history")
+@store_option
+@agent_option
+@click.argument("key")
+@click.option(
+    "--limit", type=click.IntRange(min=0), metavar="N", help="Show only the newest N versions."
+)
+@json_option
+@pass_state
+def history(state: CliState, agent: str, key: str, limit: int | None, as_json: bool) -> None:
+    """Show every version of KEY, newest first, forgotten and expired ones included."""
+    runtime = state.runtime(agent)
+    versions = runtime.recall_history(key, limit=limit)
+    if not versions and limit != 0:
+        raise NotFound(_absence(runtime, key))
+    now = time.time()
+    if as_json:
+        rows = [record(v, state=version_state(v, now)) for v in versions]
+        click.echo(to_json(rows))
+        return
+    lines = []
+    for v in versions:
+        shown = version_state(v, now)
+        value = preview(v.value) if shown == "live" else "-"
+        lines.append(
+            [str(v.version), iso_time(v.created_at), shown, ",".join(v.tags) or "-", value]
+        )
+    click.echo(table(["VERSION", "CREATED", "STATE", "TAGS", "VALUE"], lines))
+
+
+@memory.command("list")
+@store_option
+@agent_option
+@click.option("--prefix", default="", metavar="P", help="Only keys starting with P.")
+@click.option("--tag", "tags", multiple=True, metavar="T", help="Only keys tagged T (repeatable).")
+@click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Show at most N keys.")
+@json_option
+@pass_state
+def list_(
+    state: CliState,
+    agent: str,
+    prefix: str,
+    tags: tuple[str, ...],
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """List the keys that currently have a value, ordered by key."""
+    runtime = state.runtime(agent)
+    items = runtime.search(prefix, tags=tags, limit=limit)
+    if as_json:
+        click.echo(to_json([record(item) for item in items]))
+        return
+    if not items:
+        click.echo(f"agent {agent!r} has no matching keys")
+        return
+    lines = [
+        [
+            text_cell(item.key),
+            str(item.version),
+            iso_time(item.created_at),
+            iso_time(item.expires_at),
+            ",".join(item.tags) or "-",
+            preview(item.value),
+        ]
+        for item in items
+    ]
+    click.echo(table(["KEY", "VERSION", "UPDATED", "EXPIRES", "TAGS", "VALUE"], lines))
+
+
+@memory.command("forget")
+@store_option
+@agent_option
+@click.argument("key")
+@json_option
+@pass_state
+def forget(state: CliState, agent: str, key: str, as_json: bool) -> None:
+    """Forget KEY: write a tombstone version. Its history stays readable.
+
+    Exits 1 when KEY has no current value (nothing is written then).
+    """
+    runtime = state.runtime(agent)
+    written = runtime.forget(key)
+    if written is None:
+        raise NotFound(f"nothing to forget: {_absence(runtime, key)}")
+    if as_json:
+        click.echo(to_json(record(written, agent=agent)))
+    else:
+        click.echo(f"{text_cell(key)}: forgotten (tombstone version {written.version})")
+
+
+@click.command("export")
+@store_option
+@agent_option
+@click.argument("file", default="-", metavar="[FILE|-]")
+@json_option
+@pass_state
+def export_command(state: CliState, agent: str, file: str, as_json: bool) -> None:
+    """Write every memory of an agent, with full history, as a JSON bundle.
+
+    The bundle goes to FILE, or to stdout when FILE is - or left out. Read it back with
+    `octopoda import`.
+    """
+    bundle = state.runtime(agent).export_memories()
+    text = to_json(bundle) + "\n"
+    if file == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(file).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {file}: {exc.strerror or exc}") from None
+    memories = bundle["memories"]
+    keys, versions = len(memories), sum(len(m["versions"]) for m in memories)
+    if as_json:
+        click.echo(to_json({"agent": agent, "file": file, "keys": keys, "versions": versions}))
+    else:
+        click.echo(
+            f"exported {count(keys, 'key')} ({count(versions, 'version')})"
+            f" of agent {agent!r} to {file}"
+        )
+
+
+def _read_bundle(file: str) -> dict[str, Any]:
+    try:
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {file}: {exc.strerror or exc}") from None
+    name = "stdin" if file == "-" else file
+    try:
+        bundle = json.loads(data)
+    except ValueError as exc:
+        raise InvalidBundle(f"{name} is not a JSON bundle from `octopoda export`: {exc}") from None
+    if not isinstance(bundle, dict):
+        raise InvalidBundle(f"{name} holds a JSON {type(bundle).__name__}, not an export bundle")
+    return bundle
+
+
+@click.command("import")
+@store_option
+@agent_option
+@click.argument("file", metavar="FILE|-")
+@click.option(
+    "--on-existing",
+    type=click.Choice(["append", "skip", "error"]),
+    default="append",
+    show_default=True,
+    help="For a key that already has history: add the versions after it, leave the key"
+    " alone, or refuse the whole import.",
+)
+@json_option
+@pass_state
+def import_command(state: CliState, agent: str, file: str, on_existing: str, as_json: bool) -> None:
+    """Import a bundle written by `octopoda export` (FILE, or stdin with -) into an agent.
+
+    Every version is written as a new version, in one transaction: all or nothing.
+    """
+    bundle = _read_bundle(file)
+    mode = cast(Literal["append", "skip", "error"], on_existing)
+    result = state.runtime(agent, create=True).import_memories(bundle, on_existing=mode)
+    if as_json:
+        click.echo(to_json(record(result, agent=agent)))
+        return
+    imported = f"{count(result.keys, 'key')} ({count(result.versions, 'version')})"
+    click.echo(f"imported {imported} into agent {agent!r}")
+    if result.skipped_keys:
+        skipped = ", ".join(text_cell(k) for k in result.skipped_keys)
+        click.echo(f"skipped {count(len(result.skipped_keys), 'existing key')}: {skipped}")

@@ -1,0 +1,192 @@
+"""``octopoda version``, ``octopoda doctor`` and ``octopoda agents``: the install and the store."""
+
+from __future__ import annotations
+
+import importlib.util
+import platform
+import sqlite3
+from typing import Any, Final
+
+import click
+
+from ._cli_options import (
+    CliState,
+    describe_source,
+    json_option,
+    locate_store,
+    pass_state,
+    store_option,
+)
+from ._cli_output import iso_time, record, table, text_cell, to_json
+from ._errors import OctopodaError
+from ._sqlite import SqliteStore
+from ._version import __version__
+
+__all__ = ["agents", "doctor", "version"]
+
+DISTRIBUTION: Final = "octopoda-core"
+# (extra, the module it installs): found with importlib.util.find_spec, never imported.
+EXTRAS: Final = (("cli", "click"), ("sign", "cryptography"), ("postgres", "psycopg"))
+
+
+def _versions() -> dict[str, str]:
+    return {
+        "octopoda": __version__,
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+    }
+
+
+@click.command("version")
+@json_option
+def version(as_json: bool) -> None:
+    """Show the versions of Octopoda, Python and SQLite."""
+    versions = _versions()
+    if as_json:
+        click.echo(to_json(versions))
+    else:
+        click.echo(table([], [[name, value] for name, value in versions.items()]))
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _declared_extras() -> set[str] | None:
+    """The extras this distribution offers, or None when its metadata is not installed."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        return set(metadata(DISTRIBUTION).get_all("Provides-Extra") or ())
+    except PackageNotFoundError:
+        return None
+
+
+def _extras() -> dict[str, dict[str, Any]]:
+    declared = _declared_extras()
+    return {
+        extra: {
+            "module": module,
+            "installed": _installed(module),
+            "install": (
+                f"pip install '{DISTRIBUTION}[{extra}]'"
+                if declared is None or extra in declared
+                else None
+            ),
+        }
+        for extra, module in EXTRAS
+    }
+
+
+def _store_report(state: CliState) -> tuple[dict[str, Any], list[str]]:
+    """What doctor says about the store, and the problems found."""
+    try:
+        where = locate_store(state.store)
+    except OctopodaError as exc:
+        source = "--store" if state.store is not None else "OCTOPODA_DATABASE_URL"
+        return {"source": source, "error": str(exc)}, [str(exc)]
+    report: dict[str, Any] = {"source": where.source, "path": where.path, "exists": where.exists}
+    if not where.exists:  # not a problem: the store is created on the first write
+        return report, []
+    try:
+        with SqliteStore(where.path) as store:
+            report.update(store.info())
+            report["agents"] = len(store.agents())
+            report["integrity_check"] = store.integrity_check()
+    except OctopodaError as exc:
+        report["error"] = str(exc)
+        return report, [str(exc)]
+    if report["integrity_check"] != ["ok"]:
+        found = "; ".join(report["integrity_check"][:5])
+        return report, [
+            f"PRAGMA integrity_check found damage in {where.path}: {found}; restore it from a"
+            " backup or export what still reads"
+        ]
+    return report, []
+
+
+def _doctor_text(report: dict[str, Any]) -> str:
+    store = report["store"]
+    rows = [[name, report[name]] for name in ("octopoda", "python", "sqlite")]
+    rows.append(["store", f"{store.get('path', '-')} ({describe_source(store['source'])})"])
+    if "error" in store:
+        rows.append(["  error", store["error"]])
+    elif not store["exists"]:
+        rows.append(["  exists", "no (it is created on the first write)"])
+    else:
+        migrations = ", ".join(store["migrations"]) or "none"
+        rows += [
+            ["  url", store["url"]],
+            ["  schema", f"version {store['schema_version']} (migrations: {migrations})"],
+            ["  journal mode", store["journal_mode"]],
+            ["  durability", store["durability"]],
+            ["  size", f"{store['size_bytes']} bytes"],
+            ["  agents", str(store["agents"])],
+            ["  integrity", "; ".join(store["integrity_check"][:5])],
+        ]
+    rows.append(["extras", ""])
+    for extra, info in report["extras"].items():
+        if info["installed"]:
+            status = "installed"
+        elif info["install"]:
+            status = f"not installed: {info['install']}"
+        else:
+            status = f"not installed (not offered by {DISTRIBUTION} {__version__})"
+        rows.append([f"  {extra}", f"{info['module']}: {status}"])
+    return table([], [[name, str(value)] for name, value in rows])
+
+
+@click.command("doctor")
+@store_option
+@json_option
+@pass_state
+def doctor(state: CliState, as_json: bool) -> None:
+    """Check the installation and the store.
+
+    Shows the versions, which store is used (and why), its schema, journal mode, durability,
+    size and PRAGMA integrity_check, and which optional extras are installed. Exits 1 when
+    the store cannot be opened or is damaged.
+    """
+    store, problems = _store_report(state)
+    report = {
+        **_versions(),
+        "store": store,
+        "extras": _extras(),
+        "problems": problems,
+        "ok": not problems,
+    }
+    click.echo(to_json(report) if as_json else _doctor_text(report))
+    if problems:
+        for problem in problems:
+            click.echo(f"Error: {problem}", err=True)
+        click.get_current_context().exit(1)
+
+
+@click.command("agents")
+@store_option
+@json_option
+@pass_state
+def agents(state: CliState, as_json: bool) -> None:
+    """List the agents in the store, with their event count and last activity."""
+    store = state.open_store()
+    rows = store.agents()
+    if as_json:
+        click.echo(to_json([record(row) for row in rows]))
+        return
+    if not rows:
+        click.echo(f"no agents in {store.path}")
+        return
+    lines = [
+        [
+            text_cell(r.id),
+            r.status,
+            str(r.head_seq),
+            iso_time(r.created_at),
+            iso_time(r.last_active),
+        ]
+        for r in rows
+    ]
+    click.echo(table(["AGENT", "STATUS", "EVENTS", "CREATED", "LAST ACTIVE"], lines))
