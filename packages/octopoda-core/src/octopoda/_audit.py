@@ -207,7 +207,7 @@ class AuditTrail:
         if early is not None:
             walk.fail(*early)
             return walk.report(self.head())
-        recorded: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+        recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]] = {}
         step = walk.step
         for _agent, seq, time, kind, payload_text, prev, h in self._store.chain_rows(self._agent):
             if not step(seq, time, kind, payload_text, prev, h):
@@ -215,9 +215,11 @@ class AuditTrail:
             if check_memories:
                 for entry in _writes(payload_text):
                     if "namespace" not in entry:
-                        recorded[(entry["key"], entry["version"])] = (seq, entry)
+                        recorded[(entry["key"], entry["version"])] = (seq, time, entry)
         head = self.head()
-        walk.finish(head if self._store.agent(self._agent) is not None else None)
+        if self._store.agent(self._agent) is None and walk.seq > 0:
+            walk.fail(1, "the agent's stored head is missing although it has events")
+        walk.finish(head)
         checked_rows = 0
         if check_memories and walk.bad is None:
             checked_rows = self._check_memories(walk, recorded)
@@ -238,7 +240,7 @@ class AuditTrail:
         return self._store.signed_heads(self._agent)
 
     def _check_memories(
-        self, walk: _Walk, recorded: dict[tuple[str, int], tuple[int, dict[str, Any]]]
+        self, walk: _Walk, recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]]
     ) -> int:
         checked = 0
         for row in self._store.all_versions(agent_namespace(self._agent)):
@@ -247,16 +249,22 @@ class AuditTrail:
             if found is None or found[0] != row.seq:
                 walk.fail(row.seq, f"memory {row.key!r} v{row.version} has no matching write event")
                 return checked
-            entry = found[1]
-            stored = (row.encoding, list(row.tags), row.expires_at)
-            claimed = (entry.get("encoding"), entry.get("tags", []), entry.get("expires_at"))
-            if stored != claimed or (not row.erased and stored_sha256(row) != entry.get("sha256")):
+            _, time, entry = found
+            stored = (row.encoding, list(row.tags), row.expires_at, row.created_at, row.author)
+            claimed = (
+                entry.get("encoding"),
+                entry.get("tags", []),
+                entry.get("expires_at"),
+                entry.get("created_at", time),
+                self._agent,
+            )
+            if stored != claimed or row.erased or stored_sha256(row) != entry.get("sha256"):
                 walk.fail(
                     row.seq, f"memory {row.key!r} v{row.version} differs from its audited write"
                 )
                 return checked
         if recorded:
-            (key, version), (seq, _) = min(recorded.items(), key=lambda kv: kv[1][0])
+            (key, version), (seq, _, _) = min(recorded.items(), key=lambda kv: kv[1][0])
             walk.fail(seq, f"memory {key!r} v{version} was written (seq {seq}) but its row is gone")
         return checked
 
@@ -298,9 +306,14 @@ def _bundle_events(bundle: dict[str, Any]) -> Iterator[tuple[int, float, str, st
         raise InvalidBundle("the audit bundle has no 'events' list")
     for i, e in enumerate(events):
         try:
+            seq, time = e["seq"], e["time"]
+            if type(seq) is not int:
+                raise TypeError(f"seq {seq!r} is not an integer")
+            if isinstance(time, bool) or not isinstance(time, (int, float)):
+                raise TypeError(f"time {time!r} is not a number")
             yield (
-                int(e["seq"]),
-                e["time"],
+                seq,
+                time,
                 str(e["kind"]),
                 canonical_text(e["payload"]),
                 str(e["prev_hash"]),

@@ -55,6 +55,15 @@ class MemoryView:
     def __repr__(self) -> str:
         return f"MemoryView(namespace={self.namespace!r}, seq={self.seq}, time={self.time!r})"
 
+    def _key(self) -> tuple[int, str, int, float | None]:
+        return (id(self.store), self.namespace, self.seq, self.time)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MemoryView) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
     def recall(self, key: str) -> RecallResult:
         key = validate_key(key)
         row = self.store.latest(self.namespace, key, as_of_seq=self.seq)
