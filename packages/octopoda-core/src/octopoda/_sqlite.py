@@ -14,6 +14,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -231,6 +232,7 @@ class SqliteStore:
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self._conn = self._open()
+        _open_stores.add(self)
 
     # -- connection -----------------------------------------------------------------------
 
@@ -692,6 +694,21 @@ class SqliteStore:
             (namespace,),
         )
         return int(r[0])
+
+
+_open_stores: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    """In a forked child, locks held by other parent threads would never be released and the
+    parent's connections must not be used: give every store a fresh lock (the connection is
+    reopened on first use, see ``_connection``)."""
+    for store in list(_open_stores):
+        store._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
