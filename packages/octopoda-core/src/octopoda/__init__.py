@@ -29,8 +29,10 @@ from ._errors import (
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from ._actions import LoopPolicy, Stats
     from ._audit import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
     from ._events import AuditChainer, Pipeline, Processor
+    from ._loops import LoopEventRef, LoopSignal, LoopStatus
     from ._records import (
         Event,
         ImportResult,
@@ -51,6 +53,11 @@ if TYPE_CHECKING:
 # Everything but the errors loads on first use (PEP 562), so `import octopoda` stays cheap
 # for command-line tools and for programs that import it before they need it.
 _LAZY: dict[str, str] = {
+    "LoopPolicy": "._actions",
+    "Stats": "._actions",
+    "LoopEventRef": "._loops",
+    "LoopSignal": "._loops",
+    "LoopStatus": "._loops",
     "AgentRow": "._store",
     "SnapshotRow": "._store",
     "AgentRuntime": "._runtime",
@@ -117,6 +124,10 @@ __all__ = [
     "InvalidKey",
     "InvalidValue",
     "LoopDetected",
+    "LoopEventRef",
+    "LoopPolicy",
+    "LoopSignal",
+    "LoopStatus",
     "MemoryDiff",
     "MemoryHealth",
     "MemoryItem",
@@ -135,6 +146,7 @@ __all__ = [
     "SnapshotNotFound",
     "SnapshotRow",
     "SqliteStore",
+    "Stats",
     "StorageError",
     "Store",
     "StoredRow",

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._actions import ActionsMixin, LoopGuard, LoopPolicy
 from ._audit import AuditTrail
 from ._bundle import build_bundle, read_bundle
 from ._canonical import canonical_text
@@ -79,13 +80,15 @@ def _live(row: StoredRow, now: float) -> bool:
     return not row.tombstone and not row.erased and (row.expires_at is None or row.expires_at > now)
 
 
-class AgentRuntime:
+class AgentRuntime(ActionsMixin):
     """One agent's memory: every write a new version, every change an audited event.
 
     ``store`` is a path, ``"sqlite:///..."`` URL, ``":memory:"``, an open
     :class:`~octopoda.SqliteStore`, or None for the default
     (``$OCTOPODA_HOME/octopoda.db``, else ``~/.octopoda/octopoda.db``).
     ``processors`` run on every event of this agent before it is chained and stored.
+    ``policy`` (a :class:`~octopoda.LoopPolicy`) turns loop detection into intervention;
+    by default loops are detected and logged only.
     """
 
     def __init__(
@@ -95,12 +98,15 @@ class AgentRuntime:
         store: Store | str | None = None,
         durability: Literal["normal", "full"] | None = None,
         processors: Iterable[Processor] = (),
+        policy: LoopPolicy | None = None,
         clock: Callable[[], float] | None = None,
     ) -> None:
         self._agent_id = validate_agent_id(agent_id)
         self._store = open_store(store, durability=durability)
         self._ns = agent_namespace(self._agent_id)
-        self._pipeline = Pipeline(processors)
+        self._guard = LoopGuard(self._agent_id, self._store, policy)
+        self._in_after_commit = False
+        self._pipeline = Pipeline([*self._guard.processors(), *processors])
         self._clock = clock or time.time
         self.audit = AuditTrail(self._store, self._agent_id)
         """The agent's hash-chained audit trail: ``verify()``, ``head()``, ``export()``."""
@@ -114,6 +120,10 @@ class AgentRuntime:
     @property
     def store(self) -> Store:
         return self._store
+
+    @property
+    def policy(self) -> LoopPolicy:
+        return self._guard.policy
 
     @property
     def pipeline(self) -> Pipeline:
@@ -132,11 +142,19 @@ class AgentRuntime:
         now: float | None = None,
         snapshot: str | None = None,
         replace_snapshot: bool = False,
+        status: tuple[str, str | None] | None = None,
     ) -> tuple[Event, list[int]]:
         event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
-        return self._store.commit(
-            event, writes, self._pipeline, snapshot=snapshot, replace_snapshot=replace_snapshot
+        stored, versions = self._store.commit(
+            event,
+            writes,
+            self._pipeline,
+            snapshot=snapshot,
+            replace_snapshot=replace_snapshot,
+            status=status,
         )
+        self._after_commit(stored)
+        return stored, versions
 
     def close(self) -> None:
         """Release this runtime. A shared file store stays open for other runtimes."""
@@ -165,6 +183,7 @@ class AgentRuntime:
         ``value`` is anything JSON-serialisable (tuples come back as lists) or bytes.
         ``ttl`` (seconds or a timedelta): the value is not returned after it expires.
         """
+        started = time.perf_counter()
         key = validate_key(key)
         encoded = encode_value(value)
         tag_tuple = validate_tags(tags)
@@ -175,6 +194,7 @@ class AgentRuntime:
             self._ns, key, encoded.encoding, encoded.data, encoded.sha256, tag_tuple, expires_at
         )
         event, versions = self._commit("remember", {}, (write,), now=now)
+        self._guard.write_us.append((time.perf_counter() - started) * 1e6)
         return VersionRecord(key, versions[0], now, event.seq)
 
     def recall(self, key: str, *, version: int | None = None) -> RecallResult:
@@ -182,6 +202,7 @@ class AgentRuntime:
 
         A missing, forgotten or expired key gives ``found=False`` and ``value=None``.
         """
+        started = time.perf_counter()
         key = validate_key(key)
         if version is None:
             row = self._store.latest(self._ns, key)
@@ -189,18 +210,25 @@ class AgentRuntime:
             if isinstance(version, bool) or not isinstance(version, int) or version < 1:
                 raise InvalidInput(f"version must be a positive int, not {version!r}")
             row = self._store.version(self._ns, key, version)
-        if row is None or not _live(row, self._now()):
-            return RecallResult(key, False)
-        return RecallResult(
-            key,
-            True,
-            decode_value(row.encoding, row.data),
-            row.version,
-            row.created_at,
-            row.tags,
-            row.expires_at,
-            row.seq,
-        )
+        now = self._now()
+        found = row is not None and _live(row, now)
+        self._guard.observe_read(self._ns, key, row.data if found else None, now)  # type: ignore[union-attr]
+        if not found:
+            result = RecallResult(key, False)
+        else:
+            assert row is not None
+            result = RecallResult(
+                key,
+                True,
+                decode_value(row.encoding, row.data),
+                row.version,
+                row.created_at,
+                row.tags,
+                row.expires_at,
+                row.seq,
+            )
+        self._guard.read_us.append((time.perf_counter() - started) * 1e6)
+        return result
 
     def recall_history(self, key: str, *, limit: int | None = None) -> list[MemoryVersion]:
         """Every version of ``key``, newest first. Expired or erased values read as None."""
@@ -562,6 +590,8 @@ class AgentRuntime:
         for seq in (seq_a, b):
             if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
                 raise InvalidInput(f"diff takes event seqs (int >= 0), not {seq!r}")
-        before = self._store.current(self._ns, as_of_seq=seq_a)
-        after = self._store.current(self._ns, as_of_seq=b)
+        # Each side as the agent saw it then: TTL expiry judged at that point's time.
+        time_b = self._now() if seq_b is None else self._event_time(b)
+        before = self._store.current(self._ns, as_of_seq=seq_a, now=self._event_time(seq_a))
+        after = self._store.current(self._ns, as_of_seq=b, now=time_b)
         return diff_rows(seq_a, b, before, after)

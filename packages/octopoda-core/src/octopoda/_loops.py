@@ -1,0 +1,150 @@
+"""Loop signals, their shared state, and the monitor the detectors report to.
+
+The five detectors (``octopoda._detectors``) are processors in the agent's events pipeline:
+they see every event as it is committed (and reads, in memory only), keep small bounded
+state per stream (a tool call with its arguments, a memory key, a decision subject, an agent
+pair), and report to the :class:`LoopMonitor`. A detection names the exact events that
+form the loop. Progress in a stream (a new result, a new value) clears its signal, and a
+signal also clears by itself once the agent has moved on: after ``clear_after_actions``
+further actions, or ``clear_after_seconds``, without the loop continuing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+__all__ = [
+    "SIGNAL_KINDS",
+    "LoopEventRef",
+    "LoopMonitor",
+    "LoopSignal",
+    "LoopStatus",
+]
+
+SIGNAL_KINDS = ("retry", "oscillation", "ping_pong", "reflection", "recall_write")
+
+
+class LoopEventRef(NamedTuple):
+    """One event of a loop: its seq (0 for a read, which is never stored), what it was,
+    and a short preview of its arguments or value."""
+
+    seq: int
+    kind: str
+    name: str
+    preview: str
+
+
+class LoopSignal(NamedTuple):
+    """An active (or past) detection."""
+
+    kind: str
+    confidence: float
+    subject: str
+    events: tuple[LoopEventRef, ...]
+    explanation: str
+    suggestion: str
+    detected_at: float
+
+    @property
+    def seqs(self) -> tuple[int, ...]:
+        return tuple(e.seq for e in self.events if e.seq)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self._asdict()
+        out["events"] = [e._asdict() for e in self.events]
+        return out
+
+
+class LoopStatus(NamedTuple):
+    """``state`` is ``ok``, ``warning`` (signals below the policy's confidence) or
+    ``looping``."""
+
+    state: str
+    signals: tuple[LoopSignal, ...]
+
+    @property
+    def looping(self) -> bool:
+        return self.state == "looping"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "signals": [s.to_dict() for s in self.signals]}
+
+
+class _Active:
+    __slots__ = ("action_index", "announced", "signal", "time")
+
+    def __init__(self, signal: LoopSignal, action_index: int, time: float) -> None:
+        self.signal = signal
+        self.action_index = action_index
+        self.time = time
+        self.announced = False
+
+
+class LoopMonitor:
+    """Holds the active signals of one agent runtime and what is still to be recorded."""
+
+    def __init__(
+        self, *, clear_after_actions: int = 25, clear_after_seconds: float = 600.0
+    ) -> None:
+        self.clear_after_actions = clear_after_actions
+        self.clear_after_seconds = clear_after_seconds
+        self._active: dict[tuple[str, str], _Active] = {}
+        self._actions = 0
+        self._now = 0.0
+        self.detections = 0
+
+    def tick(self, time: float) -> None:
+        """Count one action (detectors call this through the first detector)."""
+        self._actions += 1
+        self._now = time
+        if self._active:
+            self._expire()
+
+    def _expire(self) -> None:
+        stale = [
+            key
+            for key, a in self._active.items()
+            if self._actions - a.action_index > self.clear_after_actions
+            or self._now - a.time > self.clear_after_seconds
+        ]
+        for key in stale:
+            del self._active[key]
+
+    def report(self, stream: str, signal: LoopSignal) -> None:
+        """A detector saw a loop in ``stream`` (again): keep the strongest, newest view."""
+        key = (signal.kind, stream)
+        current = self._active.get(key)
+        if current is None:
+            self._active[key] = _Active(signal, self._actions, self._now)
+            self.detections += 1
+        else:
+            current.signal = signal
+            current.action_index = self._actions
+            current.time = self._now
+
+    def clear(self, kind: str, stream: str) -> None:
+        """Progress in ``stream``: its signal of ``kind`` is over."""
+        if self._active:
+            self._active.pop((kind, stream), None)
+
+    def reset(self) -> None:
+        self._active.clear()
+
+    def signals(self, now: float | None = None) -> tuple[LoopSignal, ...]:
+        if now is not None:
+            self._now = max(self._now, now)
+            self._expire()
+        return tuple(sorted((a.signal for a in self._active.values()), key=lambda s: -s.confidence))
+
+    def unannounced(self) -> list[LoopSignal]:
+        """Signals not yet recorded as ``loop_detected`` events (marks them recorded)."""
+        out = []
+        for active in self._active.values():
+            if not active.announced:
+                active.announced = True
+                out.append(active.signal)
+        return out
+
+    @property
+    def pending(self) -> bool:
+        return any(not a.announced for a in self._active.values())
