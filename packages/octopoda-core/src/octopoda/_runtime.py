@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._actions import ActionsMixin, LoopGuard, LoopPolicy
@@ -196,6 +196,62 @@ class AgentRuntime(ActionsMixin):
         event, versions = self._commit("remember", {}, (write,), now=now)
         self._guard.write_us.append((time.perf_counter() - started) * 1e6)
         return VersionRecord(key, versions[0], now, event.seq)
+
+    def remember_many(
+        self,
+        items: Mapping[str, Any] | Iterable[tuple[str, Any]],
+        *,
+        tags: Iterable[str] | None = None,
+        ttl: float | timedelta | None = None,
+    ) -> list[VersionRecord]:
+        """Store several values in one transaction and one audited event (all or nothing).
+
+        A key given twice gets two consecutive versions, in order.
+        """
+        pairs = list(items.items() if isinstance(items, Mapping) else items)
+        tag_tuple = validate_tags(tags)
+        ttl_seconds = _seconds(ttl, "ttl")
+        now = self._now()
+        expires_at = None if ttl_seconds is None else round(now + ttl_seconds, 6)
+        writes = []
+        for pair in pairs:
+            if not isinstance(pair, tuple) or len(pair) != 2:
+                raise InvalidInput(
+                    f"remember_many takes a mapping or (key, value) pairs, not {pair!r}"
+                )
+            key = validate_key(pair[0])
+            encoded = encode_value(pair[1])
+            writes.append(
+                MemoryWrite(
+                    self._ns,
+                    key,
+                    encoded.encoding,
+                    encoded.data,
+                    encoded.sha256,
+                    tag_tuple,
+                    expires_at,
+                )
+            )
+        if not writes:
+            return []
+        event, versions = self._commit("remember", {}, writes, now=now)
+        return [
+            VersionRecord(w.key, v, now, event.seq) for w, v in zip(writes, versions, strict=True)
+        ]
+
+    def forget_many(self, keys: Iterable[str]) -> list[VersionRecord]:
+        """Tombstone every key in ``keys`` that has a current value, in one transaction.
+        Keys without a value are skipped; returns the tombstones written."""
+        now = self._now()
+        wanted = list(dict.fromkeys(validate_key(k) for k in keys))
+        live = [
+            k
+            for k in wanted
+            if (row := self._store.latest(self._ns, k)) is not None and _live(row, now)
+        ]
+        if not live:
+            return []
+        return self._tombstone(live, "forget", {}, now)
 
     def recall(self, key: str, *, version: int | None = None) -> RecallResult:
         """The current value of ``key`` (or a given ``version``).
