@@ -11,6 +11,7 @@
 from typing import TYPE_CHECKING
 
 from ._errors import (
+    AccessDenied,
     AgentPaused,
     AuditChainBroken,
     ConfigError,
@@ -25,12 +26,15 @@ from ._errors import (
     SchemaTooNew,
     SnapshotNotFound,
     StorageError,
+    VersionConflict,
 )
 from ._version import __version__
 
 if TYPE_CHECKING:
     from ._actions import LoopPolicy, Stats
     from ._audit import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
+    from ._client import AgentInfo, Octopoda
+    from ._collab import Conflict, Goal, Message, SharedValue, SharedVersion
     from ._events import AuditChainer, Pipeline, Processor
     from ._loops import LoopEventRef, LoopSignal, LoopStatus
     from ._records import (
@@ -47,12 +51,41 @@ if TYPE_CHECKING:
     from ._runtime import AgentRuntime
     from ._signing import SignedHead
     from ._sqlite import SqliteStore
-    from ._store import AgentRow, MemoryWrite, SnapshotRow, Store, StoredRow
+    from ._store import (
+        AgentRow,
+        ConflictRow,
+        CreateSpace,
+        MarkRead,
+        MemoryWrite,
+        MessageRow,
+        Op,
+        ResolveConflict,
+        SendMessage,
+        SnapshotRow,
+        SpaceRow,
+        Store,
+        StoredRow,
+    )
     from ._timeline import Decision, MemoryDiff, MemoryView
 
 # Everything but the errors loads on first use (PEP 562), so `import octopoda` stays cheap
 # for command-line tools and for programs that import it before they need it.
 _LAZY: dict[str, str] = {
+    "AgentInfo": "._client",
+    "Octopoda": "._client",
+    "Conflict": "._collab",
+    "Goal": "._collab",
+    "Message": "._collab",
+    "SharedValue": "._collab",
+    "SharedVersion": "._collab",
+    "SpaceRow": "._store",
+    "CreateSpace": "._store",
+    "MarkRead": "._store",
+    "Op": "._store",
+    "ResolveConflict": "._store",
+    "SendMessage": "._store",
+    "ConflictRow": "._store",
+    "MessageRow": "._store",
     "LoopPolicy": "._actions",
     "Stats": "._actions",
     "LoopEventRef": "._loops",
@@ -107,6 +140,8 @@ del TYPE_CHECKING
 
 
 __all__ = [
+    "AccessDenied",
+    "AgentInfo",
     "AgentPaused",
     "AgentRow",
     "AgentRuntime",
@@ -115,8 +150,12 @@ __all__ = [
     "AuditTrail",
     "ChainHead",
     "ConfigError",
+    "Conflict",
+    "ConflictRow",
+    "CreateSpace",
     "Decision",
     "Event",
+    "Goal",
     "ImportResult",
     "InvalidAgentId",
     "InvalidBundle",
@@ -128,29 +167,40 @@ __all__ = [
     "LoopPolicy",
     "LoopSignal",
     "LoopStatus",
+    "MarkRead",
     "MemoryDiff",
     "MemoryHealth",
     "MemoryItem",
     "MemoryVersion",
     "MemoryView",
     "MemoryWrite",
+    "Message",
+    "MessageRow",
     "NotFound",
+    "Octopoda",
     "OctopodaError",
+    "Op",
     "Pipeline",
     "Processor",
     "RecallResult",
+    "ResolveConflict",
     "RestoreResult",
     "SchemaTooNew",
+    "SendMessage",
+    "SharedValue",
+    "SharedVersion",
     "SignedHead",
     "Snapshot",
     "SnapshotNotFound",
     "SnapshotRow",
+    "SpaceRow",
     "SqliteStore",
     "Stats",
     "StorageError",
     "Store",
     "StoredRow",
     "VerifyReport",
+    "VersionConflict",
     "VersionRecord",
     "__version__",
     "verify_audit_bundle",

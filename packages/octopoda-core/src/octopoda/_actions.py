@@ -24,6 +24,7 @@ from ._detectors import (
 from ._errors import AgentPaused, InvalidInput, LoopDetected
 from ._loops import LoopEventRef, LoopMonitor, LoopSignal, LoopStatus
 from ._records import Event
+from ._store import stored_sha256
 
 if TYPE_CHECKING:
     from ._events import Processor
@@ -156,7 +157,7 @@ class LoopGuard:
         self.detectors: list[Processor] = [
             RetryDetector(self.monitor),
             OscillationDetector(self.monitor),
-            PingPongDetector(self.monitor, self._exchange),
+            PingPongDetector(self.monitor, self._exchange, self._key_history),
             ReflectionDetector(self.monitor),
             RecallWriteDetector(self.monitor),
         ]
@@ -196,10 +197,23 @@ class LoopGuard:
             )
             for e in recent:
                 if e.payload.get("to") == receiver:
-                    ref = LoopEventRef(e.seq, e.kind, receiver, str(e.payload.get("preview", "")))
+                    ref = LoopEventRef(
+                        e.seq, e.kind, receiver, str(e.payload.get("preview", "")), sender
+                    )
                     rows.append((e.time, e.seq, sender, str(e.payload.get("content_sha256")), ref))
         rows.sort(key=lambda r: (r[0], r[1]))
         return [(sender, content, ref) for _, _, sender, content, ref in rows]
+
+    def _key_history(self, namespace: str, key: str) -> list[tuple[str, str, LoopEventRef]]:
+        rows = self.store.history(namespace, key, 12)
+        return [
+            (
+                str(r.author),
+                str(stored_sha256(r)),
+                LoopEventRef(r.seq, "shared_write", key, f"v{r.version}", str(r.author)),
+            )
+            for r in reversed(rows)
+        ]
 
     # -- accounting -------------------------------------------------------------------------
 

@@ -443,11 +443,13 @@ class ReflectionDetector(_Detector):
 
 
 class PingPongDetector(_Detector):
-    """Two agents passing the same thing back and forth (handoffs or messages).
+    """Two agents passing the same thing back and forth: handoffs, messages, or alternating
+    writes to one shared key.
 
-    ``exchange(agent, partner)`` returns the recent passes between the two agents, oldest
-    first, as ``(sender, content_sha256, LoopEventRef)``; the runtime reads them from the
-    store, so agents in other processes count.
+    ``exchange(agent, partner)`` returns the recent passes between two agents, and
+    ``key_history(namespace, key)`` the recent writes of a shared key, oldest first, as
+    ``(sender, content_sha256, LoopEventRef)``. The runtime reads both from the store, so
+    agents in other processes count.
     """
 
     kind = "ping_pong"
@@ -458,33 +460,54 @@ class PingPongDetector(_Detector):
         self,
         monitor: LoopMonitor,
         exchange: Callable[[str, str], list[tuple[str, str, LoopEventRef]]],
+        key_history: Callable[[str, str], list[tuple[str, str, LoopEventRef]]] | None = None,
         *,
         min_passes: int = 4,
     ) -> None:
         super().__init__(monitor)
         self.min_passes = min_passes
         self.exchange = exchange
+        self.key_history = key_history
 
     def __call__(self, event: Event) -> Event:
-        if event.kind not in self.KINDS:
-            return event
-        p = event.payload
-        partner = str(p.get("to"))
-        passes = self.exchange(event.agent, partner)
-        passes.append(
-            (
-                event.agent,
-                str(p.get("content_sha256")),
-                LoopEventRef(event.seq, event.kind, partner, str(p.get("preview", ""))),
+        if event.kind in self.KINDS:
+            p = event.payload
+            partner = str(p.get("to"))
+            passes = self.exchange(event.agent, partner)
+            ref = LoopEventRef(
+                event.seq, event.kind, partner, str(p.get("preview", "")), event.agent
             )
-        )
+            passes.append((event.agent, str(p.get("content_sha256")), ref))
+            stream = "\x00".join(sorted((event.agent, partner)))
+            self._judge(stream, passes, f"agents {event.agent} and {partner}", "passed", event.time)
+        elif event.kind == "shared_write" and self.key_history is not None:
+            for entry in _writes(event):
+                namespace = entry.get("namespace", "")
+                passes = self.key_history(namespace, entry["key"])
+                ref = LoopEventRef(
+                    event.seq, event.kind, entry["key"], str(entry.get("sha256"))[:12]
+                )
+                passes.append((event.agent, str(entry.get("sha256")), ref))
+                subject = f"shared key {entry['key']} ({namespace})"
+                self._judge(
+                    f"key\x00{namespace}\x00{entry['key']}", passes, subject, "rewrote", event.time
+                )
+        return event
+
+    def _judge(
+        self,
+        stream: str,
+        passes: list[tuple[str, str, LoopEventRef]],
+        subject: str,
+        verb: str,
+        time: float,
+    ) -> None:
         run: list[tuple[str, str, LoopEventRef]] = []
-        for item in reversed(passes):  # the newest strictly alternating run
-            if run and item[0] == run[-1][0]:
+        for item in reversed(passes):  # the newest run alternating between two agents
+            if run and (item[0] == run[-1][0] or (len(run) > 1 and item[0] != run[-2][0])):
                 break
             run.append(item)
         run.reverse()
-        stream = "\x00".join(sorted((event.agent, partner)))
         best: list[tuple[str, str, LoopEventRef]] = []
         distinct = 0
         for length in range(self.min_passes, len(run) + 1):
@@ -492,19 +515,19 @@ class PingPongDetector(_Detector):
             count = len({content for _, content, _ in tail})
             if count * 2 <= length:
                 best, distinct = tail, count
-        if best:
-            self.monitor.report(
-                stream,
-                self.signal(
-                    _confidence(0.8, (len(best) - self.min_passes) // 2),
-                    f"agents {event.agent} and {partner}",
-                    [ref for _, _, ref in best],
-                    f"{event.agent} and {partner} passed the same content back and forth"
-                    f" {len(best)} times ({distinct} distinct)",
-                    "give one agent the final say, or change what is handed over",
-                    event.time,
-                ),
-            )
-        else:
+        if not best:
             self.monitor.clear(self.kind, stream)
-        return event
+            return
+        agents = " and ".join(dict.fromkeys(sender for sender, _, _ in best))
+        self.monitor.report(
+            stream,
+            self.signal(
+                _confidence(0.8, (len(best) - self.min_passes) // 2),
+                subject,
+                [ref for _, _, ref in best],
+                f"{agents} {verb} the same content back and forth {len(best)} times"
+                f" ({distinct} distinct)",
+                "give one agent the final say, or change what is handed over",
+                time,
+            ),
+        )

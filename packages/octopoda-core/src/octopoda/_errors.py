@@ -14,6 +14,8 @@ store boundary and never reach the caller raw::
     │   └── SnapshotNotFound
     ├── StorageError           the database failed (busy past the timeout, corrupt, read-only, ...)
     │   └── SchemaTooNew       the file was written by a newer Octopoda
+    ├── VersionConflict        a compare-and-set write found another version at the head
+    ├── AccessDenied           an agent is not a member of a shared space
     ├── AuditChainBroken       the audit chain of an agent does not verify
     ├── LoopDetected           a loop tripped a policy with on_loop="raise"
     └── AgentPaused            the agent is paused (by the breaker or by hand): resume() it
@@ -26,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AccessDenied",
     "AgentPaused",
     "AuditChainBroken",
     "ConfigError",
@@ -40,6 +43,7 @@ __all__ = [
     "SchemaTooNew",
     "SnapshotNotFound",
     "StorageError",
+    "VersionConflict",
 ]
 
 
@@ -113,3 +117,18 @@ class AgentPaused(OctopodaError):
         super().__init__(message)
         self.reason = reason
         self.signal = signal
+
+
+class VersionConflict(OctopodaError):
+    """A compare-and-set write (``expected_version``) found another version at the head.
+    Nothing was written. ``key``, ``expected`` and ``actual`` say what was found."""
+
+    def __init__(self, message: str, key: str = "", expected: int = 0, actual: int = 0) -> None:
+        super().__init__(message)
+        self.key = key
+        self.expected = expected
+        self.actual = actual
+
+
+class AccessDenied(OctopodaError, PermissionError):
+    """The agent is not a member of the shared space it tried to read or write."""

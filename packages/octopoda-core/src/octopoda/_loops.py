@@ -25,13 +25,15 @@ SIGNAL_KINDS = ("retry", "oscillation", "ping_pong", "reflection", "recall_write
 
 
 class LoopEventRef(NamedTuple):
-    """One event of a loop: its seq (0 for a read, which is never stored), what it was,
-    and a short preview of its arguments or value."""
+    """One event of a loop: its seq (0 for a read, which is never stored) in the chain of
+    ``agent`` (empty: the agent whose status this is), what it was, and a short preview of
+    its arguments or value."""
 
     seq: int
     kind: str
     name: str
     preview: str
+    agent: str = ""
 
 
 class LoopSignal(NamedTuple):

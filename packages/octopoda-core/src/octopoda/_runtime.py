@@ -11,6 +11,7 @@ from ._actions import ActionsMixin, LoopGuard, LoopPolicy
 from ._audit import AuditTrail
 from ._bundle import build_bundle, read_bundle
 from ._canonical import canonical_text
+from ._collab import CollabMixin
 from ._config import open_store
 from ._errors import InvalidInput, InvalidValue, NotFound, SnapshotNotFound
 from ._events import Pipeline, Processor
@@ -25,7 +26,7 @@ from ._records import (
     Snapshot,
     VersionRecord,
 )
-from ._store import MemoryWrite, Store, StoredRow, agent_namespace, stored_sha256
+from ._store import MemoryWrite, Op, Store, StoredRow, agent_namespace, stored_sha256
 from ._timeline import Decision, MemoryDiff, MemoryView, diff_rows, text_similarity
 from ._values import (
     decode_value,
@@ -80,7 +81,7 @@ def _live(row: StoredRow, now: float) -> bool:
     return not row.tombstone and not row.erased and (row.expires_at is None or row.expires_at > now)
 
 
-class AgentRuntime(ActionsMixin):
+class AgentRuntime(ActionsMixin, CollabMixin):
     """One agent's memory: every write a new version, every change an audited event.
 
     ``store`` is a path, ``"sqlite:///..."`` URL, ``":memory:"``, an open
@@ -106,6 +107,7 @@ class AgentRuntime(ActionsMixin):
         self._ns = agent_namespace(self._agent_id)
         self._guard = LoopGuard(self._agent_id, self._store, policy)
         self._in_after_commit = False
+        self._seen: dict[tuple[str, str], int] = {}  # shared keys: the version last seen
         self._pipeline = Pipeline([*self._guard.processors(), *processors])
         self._clock = clock or time.time
         self.audit = AuditTrail(self._store, self._agent_id)
@@ -143,6 +145,7 @@ class AgentRuntime(ActionsMixin):
         snapshot: str | None = None,
         replace_snapshot: bool = False,
         status: tuple[str, str | None] | None = None,
+        ops: Sequence[Op] = (),
     ) -> tuple[Event, list[int]]:
         event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
         stored, versions = self._store.commit(
@@ -152,6 +155,7 @@ class AgentRuntime(ActionsMixin):
             snapshot=snapshot,
             replace_snapshot=replace_snapshot,
             status=status,
+            ops=ops,
         )
         self._after_commit(stored)
         return stored, versions

@@ -18,12 +18,33 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
-from ._errors import ConfigError, InvalidInput, SchemaTooNew, StorageError
+from ._errors import (
+    ConfigError,
+    InvalidInput,
+    NotFound,
+    SchemaTooNew,
+    StorageError,
+    VersionConflict,
+)
 from ._events import GENESIS_HASH
 from ._records import Event
 from ._signing import SignedHead
 from ._sqlite_schema import APPLICATION_ID, MIGRATIONS
-from ._store import AgentRow, MemoryWrite, SnapshotRow, StoredRow, agent_namespace
+from ._store import (
+    AgentRow,
+    ConflictRow,
+    CreateSpace,
+    MarkRead,
+    MemoryWrite,
+    MessageRow,
+    Op,
+    ResolveConflict,
+    SendMessage,
+    SnapshotRow,
+    SpaceRow,
+    StoredRow,
+    agent_namespace,
+)
 
 __all__ = ["SqliteStore"]
 
@@ -94,6 +115,33 @@ _SQL_PUT_SIGNED_HEAD: Final = (
 _SQL_SIGNED_HEADS: Final = (
     "SELECT agent, seq, public_key, hash, signature, created_at FROM signed_heads"
     " WHERE agent = ? ORDER BY seq, public_key"
+)
+_SQL_HEAD_AUTHOR: Final = (
+    "SELECT version, author FROM memories WHERE namespace = ? AND key = ?"
+    " ORDER BY version DESC LIMIT 1"
+)
+_SQL_INSERT_CONFLICT: Final = (
+    "INSERT INTO conflicts (namespace, key, version, author, head_version, head_author,"
+    " seen_version, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_CONFLICT_COLS: Final = (
+    "id, namespace, key, version, author, head_version, head_author, seen_version,"
+    " created_at, seq, status, resolution, resolved_by, resolved_at"
+)
+_SQL_RESOLVE_CONFLICT: Final = (
+    "UPDATE conflicts SET status = 'resolved', resolution = ?, resolved_by = ?, resolved_at = ?"
+    " WHERE id = ? AND status = 'open'"
+)
+_SQL_INSERT_SPACE: Final = (
+    "INSERT INTO spaces (name, created_at, created_by, members) VALUES (?, ?, ?, ?)"
+)
+_MESSAGE_COLS: Final = "id, sender, recipient, space, message_type, body, created_at, read_at, seq"
+_SQL_INSERT_MESSAGE: Final = (
+    "INSERT INTO messages (sender, recipient, space, message_type, body, created_at, seq)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_SQL_MARK_READ: Final = (
+    "UPDATE messages SET read_at = ? WHERE id = ? AND recipient = ? AND read_at IS NULL"
 )
 _CHUNK: Final = 5000
 
@@ -390,13 +438,16 @@ class SqliteStore:
         snapshot: str | None = None,
         replace_snapshot: bool = False,
         status: tuple[str, str | None] | None = None,
+        ops: Sequence[Op] = (),
     ) -> tuple[Event, list[int]]:
         with self._lock:
             conn = self._connection()
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    result = self._commit(conn, event, writes, pipeline, snapshot, replace_snapshot)
+                    result = self._commit(
+                        conn, event, writes, pipeline, snapshot, replace_snapshot, ops
+                    )
                     if status is not None:
                         conn.execute(_SQL_SET_STATUS, (*status, event.agent))
                     conn.execute("COMMIT")
@@ -416,6 +467,7 @@ class SqliteStore:
         pipeline: Callable[[Event], Event],
         snapshot: str | None,
         replace_snapshot: bool,
+        ops: Sequence[Op] = (),
     ) -> tuple[Event, list[int]]:
         agent = event.agent
         first = writes[0] if writes else None
@@ -443,12 +495,23 @@ class SqliteStore:
                 (writes[0].namespace, writes[0].key): (head[2] or 0) + 1
             }
             entries: list[dict[str, Any]] = []
+            stale: list[tuple[MemoryWrite, int, int, str | None]] = []
+            written: set[tuple[str, str]] = set()
             for w in writes:
                 slot = (w.namespace, w.key)
+                if w.expected_version is not None or w.check_stale:
+                    current: tuple[int, str | None]
+                    if slot in written:  # written earlier in this commit
+                        current = (next_version[slot] - 1, agent)
+                    else:
+                        current = conn.execute(_SQL_HEAD_AUTHOR, slot).fetchone() or (0, None)
+                    _check_shared_write(w, agent, current, stale, len(versions))
+                    next_version[slot] = current[0] + 1
                 version = next_version.get(slot)
                 if version is None:
                     version = (conn.execute(_SQL_MAX_VERSION, slot).fetchone()[0] or 0) + 1
                 next_version[slot] = version + 1
+                written.add(slot)
                 versions.append(version)
                 entry: dict[str, Any] = {
                     "encoding": w.encoding,
@@ -479,7 +542,25 @@ class SqliteStore:
                         seq,
                     )
                 )
+            for w, at, head_version, head_author in stale:
+                cur = conn.execute(
+                    _SQL_INSERT_CONFLICT,
+                    (
+                        w.namespace,
+                        w.key,
+                        versions[at],
+                        agent,
+                        head_version,
+                        head_author,
+                        w.seen_version,
+                        event.time,
+                        seq,
+                    ),
+                )
+                entries[at]["conflict_id"] = cur.lastrowid
             event.payload["writes"] = entries
+        if ops:
+            self._apply_ops(conn, agent, seq, event, ops)
         event.seq = seq
         event.prev_hash = head[1]
         event = pipeline(event)
@@ -502,6 +583,39 @@ class SqliteStore:
                     " choose another name or pass replace=True"
                 ) from None
         return event, versions
+
+    def _apply_ops(
+        self, conn: sqlite3.Connection, agent: str, seq: int, event: Event, ops: Sequence[Op]
+    ) -> None:
+        """Apply ``ops`` inside the commit; record what they created in the payload."""
+        for op in ops:
+            if isinstance(op, SendMessage):
+                cur = conn.execute(
+                    _SQL_INSERT_MESSAGE,
+                    (agent, op.recipient, op.space, op.message_type, op.body, event.time, seq),
+                )
+                event.payload["message_id"] = cur.lastrowid
+            elif isinstance(op, MarkRead):
+                cur = conn.execute(_SQL_MARK_READ, (event.time, op.message_id, agent))
+                if cur.rowcount != 1:
+                    raise NotFound(
+                        f"agent {agent!r} has no unread message {op.message_id}"
+                        " (read it with read_messages())"
+                    )
+            elif isinstance(op, CreateSpace):
+                members = None if op.members is None else json.dumps(list(op.members))
+                try:
+                    conn.execute(_SQL_INSERT_SPACE, (op.name, event.time, agent, members))
+                except sqlite3.IntegrityError:
+                    raise InvalidInput(f"a space named {op.name!r} already exists") from None
+            elif isinstance(op, ResolveConflict):
+                cur = conn.execute(
+                    _SQL_RESOLVE_CONFLICT, (op.resolution, agent, event.time, op.conflict_id)
+                )
+                if cur.rowcount != 1:
+                    raise NotFound(f"no open conflict with id {op.conflict_id}")
+            else:  # pragma: no cover - exhaustive
+                raise TypeError(f"unknown store operation {op!r}")
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -530,8 +644,13 @@ class SqliteStore:
         r = self._fetchone(_SQL_VERSION, (namespace, key, version))
         return None if r is None else _row(r)
 
-    def history(self, namespace: str, key: str) -> list[StoredRow]:
-        return [_row(r) for r in self._fetchall(_SQL_HISTORY, (namespace, key))]
+    def history(self, namespace: str, key: str, limit: int | None = None) -> list[StoredRow]:
+        sql = _SQL_HISTORY
+        params: list[Any] = [namespace, key]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [_row(r) for r in self._fetchall(sql, params)]
 
     def current(
         self,
@@ -636,6 +755,68 @@ class SqliteStore:
     def snapshots(self, agent: str) -> list[SnapshotRow]:
         return [SnapshotRow(*r) for r in self._fetchall(_SQL_SNAPSHOTS, (agent,))]
 
+    def space(self, name: str) -> SpaceRow | None:
+        r = self._fetchone(
+            "SELECT name, created_at, created_by, members FROM spaces WHERE name = ?", (name,)
+        )
+        return None if r is None else _space(r)
+
+    def spaces(self) -> list[SpaceRow]:
+        rows = self._fetchall(
+            "SELECT name, created_at, created_by, members FROM spaces ORDER BY name", ()
+        )
+        return [_space(r) for r in rows]
+
+    def conflicts(
+        self, namespace: str, *, key: str | None = None, status: str | None = "open"
+    ) -> list[ConflictRow]:
+        sql = f"SELECT {_CONFLICT_COLS} FROM conflicts WHERE namespace = ?"
+        params: list[Any] = [namespace]
+        if key is not None:
+            sql += " AND key = ?"
+            params.append(key)
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(status)
+        return [ConflictRow(*r) for r in self._fetchall(sql + " ORDER BY id", params)]
+
+    def conflict(self, conflict_id: int) -> ConflictRow | None:
+        r = self._fetchone(f"SELECT {_CONFLICT_COLS} FROM conflicts WHERE id = ?", (conflict_id,))
+        return None if r is None else ConflictRow(*r)
+
+    def messages(
+        self,
+        *,
+        recipient: str | None = None,
+        space: str | None = None,
+        unread_only: bool = False,
+        since: float | None = None,
+        after_id: int = 0,
+        limit: int | None = None,
+    ) -> list[MessageRow]:
+        if (recipient is None) == (space is None):
+            raise InvalidInput("messages() takes a recipient or a space")
+        sql = f"SELECT {_MESSAGE_COLS} FROM messages WHERE id > ?"
+        params: list[Any] = [after_id]
+        if recipient is not None:
+            sql += " AND recipient = ?"
+            params.append(recipient)
+        else:
+            sql += " AND space = ? AND recipient IS NULL"
+            params.append(space)
+        if unread_only:
+            sql += " AND read_at IS NULL"
+        if since is not None:
+            sql += " AND created_at >= ?"
+            params.append(since)
+        sql += " ORDER BY id LIMIT ?"
+        params.append(-1 if limit is None else limit)
+        return [MessageRow(*r) for r in self._fetchall(sql, params)]
+
+    def message(self, message_id: int) -> MessageRow | None:
+        r = self._fetchone(f"SELECT {_MESSAGE_COLS} FROM messages WHERE id = ?", (message_id,))
+        return None if r is None else MessageRow(*r)
+
     def put_signed_head(self, head: SignedHead) -> None:
         with self._lock:
             try:
@@ -694,6 +875,31 @@ class SqliteStore:
             (namespace,),
         )
         return int(r[0])
+
+
+def _space(r: tuple[Any, ...]) -> SpaceRow:
+    return SpaceRow(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])))
+
+
+def _check_shared_write(
+    w: MemoryWrite,
+    agent: str,
+    current: tuple[int, str | None],
+    stale: list[tuple[MemoryWrite, int, int, str | None]],
+    index: int,
+) -> None:
+    """Compare-and-set and stale-write checks of one shared write (pure: no I/O)."""
+    version, author = current
+    if w.expected_version is not None and version != w.expected_version:
+        raise VersionConflict(
+            f"{w.key!r} in {w.namespace!r} is at version {version}, not the expected"
+            f" {w.expected_version}; read it again and retry",
+            w.key,
+            w.expected_version,
+            version,
+        )
+    if w.check_stale and version and author != agent and w.seen_version != version:
+        stale.append((w, index, version, author))
 
 
 _open_stores: weakref.WeakSet[SqliteStore] = weakref.WeakSet()

@@ -75,4 +75,45 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
         "0003_agent_status_reason",
         ("ALTER TABLE agents ADD COLUMN status_reason TEXT",),
     ),
+    (
+        "0004_spaces_conflicts_messages",
+        (
+            """CREATE TABLE spaces (
+                name        TEXT PRIMARY KEY,
+                created_at  REAL NOT NULL,
+                created_by  TEXT NOT NULL,
+                members     TEXT
+            ) WITHOUT ROWID""",
+            """CREATE TABLE conflicts (
+                id           INTEGER PRIMARY KEY AUTOINCREMENT,
+                namespace    TEXT NOT NULL,
+                key          TEXT NOT NULL,
+                version      INTEGER NOT NULL,
+                author       TEXT NOT NULL,
+                head_version INTEGER NOT NULL,
+                head_author  TEXT,
+                seen_version INTEGER,
+                created_at   REAL NOT NULL,
+                seq          INTEGER NOT NULL,
+                status       TEXT NOT NULL DEFAULT 'open',
+                resolution   TEXT,
+                resolved_by  TEXT,
+                resolved_at  REAL
+            )""",
+            "CREATE INDEX conflicts_by_namespace ON conflicts (namespace, status, id)",
+            """CREATE TABLE messages (
+                id           INTEGER PRIMARY KEY AUTOINCREMENT,
+                sender       TEXT NOT NULL,
+                recipient    TEXT,
+                space        TEXT,
+                message_type TEXT NOT NULL,
+                body         TEXT NOT NULL,
+                created_at   REAL NOT NULL,
+                read_at      REAL,
+                seq          INTEGER NOT NULL
+            )""",
+            "CREATE INDEX messages_to ON messages (recipient, id)",
+            "CREATE INDEX messages_in_space ON messages (space, id)",
+        ),
+    ),
 )

@@ -17,8 +17,16 @@ from ._signing import SignedHead
 
 __all__ = [
     "AgentRow",
+    "ConflictRow",
+    "CreateSpace",
+    "MarkRead",
     "MemoryWrite",
+    "MessageRow",
+    "Op",
+    "ResolveConflict",
+    "SendMessage",
     "SnapshotRow",
+    "SpaceRow",
     "Store",
     "StoredRow",
     "agent_namespace",
@@ -32,7 +40,14 @@ def agent_namespace(agent: str) -> str:
 
 
 class MemoryWrite(NamedTuple):
-    """One new version to append. ``encoding`` is ``json``, ``bytes`` or ``tombstone``."""
+    """One new version to append. ``encoding`` is ``json``, ``bytes`` or ``tombstone``.
+
+    ``expected_version`` makes the write a compare-and-set: the key's current version must
+    be exactly that (0: the key must not exist) or the whole commit raises
+    ``VersionConflict``. With ``check_stale``, a write whose author had not seen the current
+    head (``seen_version``) while another agent wrote it still succeeds, and a conflict is
+    recorded (its id in the event's write entry).
+    """
 
     namespace: str
     key: str
@@ -42,6 +57,81 @@ class MemoryWrite(NamedTuple):
     tags: tuple[str, ...] = ()
     expires_at: float | None = None
     created_at: float | None = None  # None: the event's time
+    expected_version: int | None = None
+    seen_version: int | None = None
+    check_stale: bool = False
+
+
+class CreateSpace(NamedTuple):
+    """Create a shared space; ``members`` None means open to every agent."""
+
+    name: str
+    members: tuple[str, ...] | None
+
+
+class ResolveConflict(NamedTuple):
+    """Mark an open conflict resolved (``resolution`` says how)."""
+
+    conflict_id: int
+    resolution: str
+
+
+class SendMessage(NamedTuple):
+    """A message to one agent (``recipient``) or a broadcast to a ``space``.
+    ``body`` is JSON text."""
+
+    recipient: str | None
+    space: str | None
+    message_type: str
+    body: str
+    body_sha256: str
+
+
+class MarkRead(NamedTuple):
+    """The acting agent read message ``message_id`` (addressed to it)."""
+
+    message_id: int
+
+
+Op = CreateSpace | ResolveConflict | SendMessage | MarkRead
+
+
+class SpaceRow(NamedTuple):
+    name: str
+    created_at: float
+    created_by: str
+    members: tuple[str, ...] | None
+
+
+class ConflictRow(NamedTuple):
+    """A shared write made without having seen the head it replaced."""
+
+    id: int
+    namespace: str
+    key: str
+    version: int
+    author: str
+    head_version: int
+    head_author: str | None
+    seen_version: int | None
+    created_at: float
+    seq: int
+    status: str
+    resolution: str | None
+    resolved_by: str | None
+    resolved_at: float | None
+
+
+class MessageRow(NamedTuple):
+    id: int
+    sender: str
+    recipient: str | None
+    space: str | None
+    message_type: str
+    body: str
+    created_at: float
+    read_at: float | None
+    seq: int
 
 
 class StoredRow(NamedTuple):
@@ -105,6 +195,7 @@ class Store(Protocol):
         snapshot: str | None = None,
         replace_snapshot: bool = False,
         status: tuple[str, str | None] | None = None,
+        ops: Sequence[Op] = (),
     ) -> tuple[Event, list[int]]:
         """Append ``writes`` and ``event`` in one transaction.
 
@@ -114,6 +205,8 @@ class Store(Protocol):
         record ``snapshot`` (a name) at the event's seq when given (moving an existing one
         only with ``replace_snapshot``; otherwise a taken name raises ``InvalidInput``).
         With ``status`` (``(status, reason)``), set the agent's status in the same transaction.
+        ``ops`` (spaces, conflict resolutions, messages) apply before the pipeline runs, and
+        what they create is recorded in the payload (``message_id``, ``space``, ...).
         Returns the stored event and the versions assigned, in the order of ``writes``.
         """
         ...
@@ -124,8 +217,8 @@ class Store(Protocol):
 
     def version(self, namespace: str, key: str, version: int) -> StoredRow | None: ...
 
-    def history(self, namespace: str, key: str) -> list[StoredRow]:
-        """Every version, newest first."""
+    def history(self, namespace: str, key: str, limit: int | None = None) -> list[StoredRow]:
+        """Every version (or the newest ``limit``), newest first."""
         ...
 
     def current(
@@ -176,6 +269,33 @@ class Store(Protocol):
     def snapshot(self, agent: str, name: str) -> SnapshotRow | None: ...
 
     def snapshots(self, agent: str) -> list[SnapshotRow]: ...
+
+    def space(self, name: str) -> SpaceRow | None: ...
+
+    def spaces(self) -> list[SpaceRow]: ...
+
+    def conflicts(
+        self, namespace: str, *, key: str | None = None, status: str | None = "open"
+    ) -> list[ConflictRow]:
+        """Conflicts of a namespace (a shared space), oldest first."""
+        ...
+
+    def conflict(self, conflict_id: int) -> ConflictRow | None: ...
+
+    def messages(
+        self,
+        *,
+        recipient: str | None = None,
+        space: str | None = None,
+        unread_only: bool = False,
+        since: float | None = None,
+        after_id: int = 0,
+        limit: int | None = None,
+    ) -> list[MessageRow]:
+        """Messages to ``recipient`` (direct) or broadcasts to ``space``, by id."""
+        ...
+
+    def message(self, message_id: int) -> MessageRow | None: ...
 
     def put_signed_head(self, head: SignedHead) -> None:
         """Keep a signed head of an agent's chain."""

@@ -1,0 +1,542 @@
+"""Working together: shared spaces (authorship, compare-and-set, conflicts), messages and
+goals. The multi-agent face of ``AgentRuntime``.
+
+A shared space is the namespace ``space:<name>`` of the store. Every shared write keeps its
+author and time. Without ``expected_version``, a write whose author had not seen the current
+head (another agent wrote the key since this agent last read or wrote it) still succeeds as
+a new version, and a conflict is recorded for review: nothing is lost. With
+``expected_version`` the write is a strict compare-and-set. Every shared write, conflict
+resolution, message and goal update is an event on the acting agent's chain.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ._actions import digest_preview
+from ._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
+from ._records import MemoryVersion
+from ._store import (
+    ConflictRow,
+    CreateSpace,
+    MarkRead,
+    MemoryWrite,
+    MessageRow,
+    ResolveConflict,
+    SendMessage,
+    Store,
+    StoredRow,
+    stored_sha256,
+)
+from ._values import decode_value, encode_value, validate_agent_id, validate_key, validate_tags
+
+if TYPE_CHECKING:
+    from ._actions import LoopGuard
+
+__all__ = [
+    "CollabMixin",
+    "Conflict",
+    "Goal",
+    "Message",
+    "SharedValue",
+    "SharedVersion",
+    "space_namespace",
+]
+
+_KEEP_WORDS = ("mine", "theirs")
+
+
+def space_namespace(space: str) -> str:
+    return "space:" + space
+
+
+class SharedVersion(NamedTuple):
+    """What a shared write created. ``conflict_id`` is set when it was a stale write."""
+
+    key: str
+    space: str
+    version: int
+    author: str
+    created_at: float
+    seq: int
+    conflict_id: int | None = None
+
+
+class SharedValue(NamedTuple):
+    """A shared key's current value (``value`` is the value itself) and who wrote it."""
+
+    key: str
+    space: str
+    found: bool
+    value: Any = None
+    version: int | None = None
+    author: str | None = None
+    created_at: float | None = None
+    tags: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.found
+
+
+class Conflict(NamedTuple):
+    """A stale shared write: ``mine`` is the write that did not see ``theirs`` (the head it
+    replaced). Both stay in history; ``resolve_conflict`` decides which is current."""
+
+    id: int
+    space: str
+    key: str
+    mine_version: int
+    mine_author: str
+    mine_value: Any
+    theirs_version: int
+    theirs_author: str | None
+    theirs_value: Any
+    seen_version: int | None
+    created_at: float
+    status: str
+    resolution: str | None
+    resolved_by: str | None
+    resolved_at: float | None
+
+
+class Message(NamedTuple):
+    """A direct message (``recipient``) or a broadcast (``space``)."""
+
+    id: int
+    sender: str
+    recipient: str | None
+    space: str | None
+    message_type: str
+    body: Any
+    created_at: float
+    read_at: float | None
+
+    @property
+    def read(self) -> bool:
+        return self.read_at is not None
+
+
+class Goal(NamedTuple):
+    """An agent's goal, its milestones and progress (0..1). Each update is a new version."""
+
+    goal: str
+    milestones: tuple[dict[str, Any], ...]
+    progress: float
+    status: str
+    note: str | None
+    set_at: float
+    updated_at: float
+    version: int
+
+
+def _message(row: MessageRow) -> Message:
+    return Message(
+        row.id,
+        row.sender,
+        row.recipient,
+        row.space,
+        row.message_type,
+        json.loads(row.body),
+        row.created_at,
+        row.read_at,
+    )
+
+
+def _value(row: StoredRow | None) -> Any:
+    if row is None or row.tombstone or row.erased:
+        return None
+    return decode_value(row.encoding, row.data)
+
+
+class CollabMixin:
+    """Shared spaces, messages and goals of ``AgentRuntime``."""
+
+    _agent_id: str
+    _store: Store
+    _guard: LoopGuard
+    _seen: dict[tuple[str, str], int]
+
+    def _now(self) -> float:
+        raise NotImplementedError
+
+    def _commit(self, kind: str, payload: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    # -- spaces -----------------------------------------------------------------------------
+
+    def create_space(self, name: str, *, members: Iterable[str] | None = None) -> None:
+        """Create a shared space. With ``members`` only they (and this agent) may read or
+        write it; without, it is open to every agent (as spaces are by default)."""
+        name = validate_key(name)
+        member_tuple = None
+        if members is not None:
+            if isinstance(members, str):
+                raise InvalidInput(
+                    f"members is a list of agent ids, not one string; use [{members!r}]"
+                )
+            member_tuple = tuple(
+                dict.fromkeys([self._agent_id, *(validate_agent_id(m) for m in members)])
+            )
+        payload = {"space": name, "members": None if member_tuple is None else list(member_tuple)}
+        self._commit("space_created", payload, ops=[CreateSpace(name, member_tuple)])
+
+    def _space(self, space: str) -> str:
+        """The namespace of ``space``, after checking this agent may use it."""
+        space = validate_key(space)
+        row = self._store.space(space)
+        if row is not None and row.members is not None and self._agent_id not in row.members:
+            raise AccessDenied(
+                f"agent {self._agent_id!r} is not a member of space {space!r}"
+                f" (members: {', '.join(row.members)}); ask its creator {row.created_by!r}"
+            )
+        return space_namespace(space)
+
+    # -- shared memory ----------------------------------------------------------------------
+
+    def share(
+        self,
+        key: str,
+        value: Any,
+        *,
+        space: str = "global",
+        expected_version: int | None = None,
+        tags: Iterable[str] | None = None,
+        ttl: float | None = None,
+    ) -> SharedVersion:
+        """Write ``value`` to ``key`` in a shared space, as a new version authored by this
+        agent. ``expected_version``: compare-and-set (``VersionConflict`` if the head moved;
+        0 means the key must not exist yet)."""
+        namespace = self._space(space)
+        key = validate_key(key)
+        if expected_version is not None and (
+            isinstance(expected_version, bool)
+            or not isinstance(expected_version, int)
+            or expected_version < 0
+        ):
+            raise InvalidInput(f"expected_version must be an int >= 0, not {expected_version!r}")
+        encoded = encode_value(value)
+        now = self._now()
+        expires = None
+        if ttl is not None:
+            if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0:
+                raise InvalidInput(f"ttl must be a positive number of seconds, not {ttl!r}")
+            expires = round(now + ttl, 6)
+        write = MemoryWrite(
+            namespace,
+            key,
+            encoded.encoding,
+            encoded.data,
+            encoded.sha256,
+            validate_tags(tags),
+            expires,
+            expected_version=expected_version,
+            seen_version=self._seen.get((namespace, key)),
+            check_stale=expected_version is None,
+        )
+        event, versions = self._commit("shared_write", {"space": space}, (write,), now=now)
+        self._seen[(namespace, key)] = versions[0]
+        conflict = event.payload["writes"][0].get("conflict_id")
+        return SharedVersion(key, space, versions[0], self._agent_id, now, event.seq, conflict)
+
+    def read_shared(self, key: str, *, space: str = "global") -> SharedValue:
+        """The current value of a shared key and its author; remembers the version seen."""
+        namespace = self._space(space)
+        key = validate_key(key)
+        row = self._store.latest(namespace, key)
+        now = self._now()
+        if row is not None:
+            self._seen[(namespace, key)] = row.version
+        live = (
+            row is not None
+            and not row.tombstone
+            and not row.erased
+            and (row.expires_at is None or row.expires_at > now)
+        )
+        self._guard.observe_read(namespace, key, row.data if live else None, now)  # type: ignore[union-attr]
+        if not live:
+            return SharedValue(key, space, False)
+        assert row is not None
+        return SharedValue(
+            key, space, True, _value(row), row.version, row.author, row.created_at, row.tags
+        )
+
+    def shared_history(
+        self, key: str, *, space: str = "global", limit: int | None = None
+    ) -> list[MemoryVersion]:
+        """Every version of a shared key with its author, newest first."""
+        namespace = self._space(space)
+        rows = self._store.history(namespace, validate_key(key), limit)
+        return [
+            MemoryVersion(
+                r.key,
+                r.version,
+                _value(r),
+                r.created_at,
+                r.tags,
+                r.expires_at,
+                r.seq,
+                r.author,
+                r.tombstone,
+                r.erased,
+            )
+            for r in rows
+        ]
+
+    def shared_items(
+        self, *, space: str = "global", prefix: str = "", limit: int | None = 50
+    ) -> list[SharedValue]:
+        """Current values of a space's keys (exact, case-sensitive prefix), by key."""
+        namespace = self._space(space)
+        rows = self._store.current(namespace, prefix=prefix, now=self._now(), limit=limit)
+        return [
+            SharedValue(r.key, space, True, _value(r), r.version, r.author, r.created_at, r.tags)
+            for r in rows
+        ]
+
+    # -- conflicts --------------------------------------------------------------------------
+
+    def _conflict(self, row: ConflictRow) -> Conflict:
+        space = row.namespace.removeprefix("space:")
+        mine = self._store.version(row.namespace, row.key, row.version)
+        theirs = self._store.version(row.namespace, row.key, row.head_version)
+        return Conflict(
+            row.id,
+            space,
+            row.key,
+            row.version,
+            row.author,
+            _value(mine),
+            row.head_version,
+            row.head_author,
+            _value(theirs),
+            row.seen_version,
+            row.created_at,
+            row.status,
+            row.resolution,
+            row.resolved_by,
+            row.resolved_at,
+        )
+
+    def shared_conflicts(
+        self, *, space: str = "global", include_resolved: bool = False
+    ) -> list[Conflict]:
+        """Conflicts awaiting review in a space (with both values), oldest first."""
+        namespace = self._space(space)
+        status = None if include_resolved else "open"
+        return [self._conflict(r) for r in self._store.conflicts(namespace, status=status)]
+
+    def resolve_conflict(self, conflict_id: int, keep: Any = "mine") -> SharedVersion | None:
+        """Decide a conflict: ``keep="mine"`` (the stale write), ``"theirs"`` (the head it
+        replaced) or any other value. The kept value becomes the current version (written
+        anew unless it already is current); the resolution is audited. Returns the new
+        version, or None when nothing had to be written."""
+        row = self._store.conflict(conflict_id) if isinstance(conflict_id, int) else None
+        if row is None or not row.namespace.startswith("space:"):
+            raise NotFound(f"no conflict with id {conflict_id!r}")
+        namespace = self._space(row.namespace.removeprefix("space:"))
+        if row.status != "open":
+            raise InvalidInput(f"conflict {conflict_id} is already resolved ({row.resolution})")
+        if isinstance(keep, str) and keep in _KEEP_WORDS:
+            source = self._store.version(
+                namespace, row.key, row.version if keep == "mine" else row.head_version
+            )
+            if source is None:
+                raise NotFound(f"version of {row.key!r} kept by conflict {conflict_id} is gone")
+            encoding, data, sha = source.encoding, source.data, stored_sha256(source)
+            resolution = keep
+        else:
+            encoded = encode_value(keep)
+            encoding, data, sha, resolution = (
+                encoded.encoding,
+                encoded.data,
+                encoded.sha256,
+                "value",
+            )
+        current = self._store.latest(namespace, row.key)
+        writes = []
+        if current is None or (current.encoding, current.data) != (encoding, data):
+            writes.append(MemoryWrite(namespace, row.key, encoding, data, sha))
+        payload = {
+            "conflict_id": conflict_id,
+            "space": row.namespace[6:],
+            "key": row.key,
+            "keep": resolution,
+        }
+        event, versions = self._commit(
+            "conflict_resolved", payload, writes, ops=[ResolveConflict(conflict_id, resolution)]
+        )
+        if not versions:
+            return None
+        self._seen[(namespace, row.key)] = versions[0]
+        return SharedVersion(
+            row.key, row.namespace[6:], versions[0], self._agent_id, event.time, event.seq
+        )
+
+    # -- messages ---------------------------------------------------------------------------
+
+    def _message_body(self, body: Any) -> tuple[str, str, str]:
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            raise InvalidValue("message bodies are JSON values; send text or base64 for bytes")
+        encoded = encode_value(body)
+        _, preview = digest_preview(body)
+        return str(encoded.data), encoded.sha256, preview
+
+    def send_message(self, to_agent: str, body: Any, message_type: str = "info") -> Message:
+        """Send a message (any JSON value) to another agent; persisted, ordered, audited."""
+        to_agent = validate_agent_id(to_agent)
+        message_type = validate_key(message_type)
+        text, sha, preview = self._message_body(body)
+        payload = {"to": to_agent, "content_sha256": sha, "preview": preview, "type": message_type}
+        event = self._commit(
+            "message_sent", payload, ops=[SendMessage(to_agent, None, message_type, text, sha)]
+        )[0]
+        return Message(
+            event.payload["message_id"],
+            self._agent_id,
+            to_agent,
+            None,
+            message_type,
+            json.loads(text),
+            event.time,
+            None,
+        )
+
+    def read_messages(
+        self, *, unread_only: bool = True, limit: int | None = 50, after_id: int = 0
+    ) -> list[Message]:
+        """Messages sent to this agent, oldest first (reading does not mark them read)."""
+        rows = self._store.messages(
+            recipient=self._agent_id, unread_only=unread_only, after_id=after_id, limit=limit
+        )
+        return [_message(r) for r in rows]
+
+    def mark_read(self, message_id: int) -> None:
+        """Mark a message to this agent as read (an audited event)."""
+        if isinstance(message_id, bool) or not isinstance(message_id, int):
+            raise InvalidInput(f"message_id must be an int, not {message_id!r}")
+        self._commit("message_read", {"message_id": message_id}, ops=[MarkRead(message_id)])
+
+    def broadcast(self, body: Any, *, space: str = "global", message_type: str = "info") -> Message:
+        """Send a message to every reader of a space."""
+        self._space(space)
+        message_type = validate_key(message_type)
+        text, sha, preview = self._message_body(body)
+        payload = {"space": space, "content_sha256": sha, "preview": preview, "type": message_type}
+        event = self._commit(
+            "broadcast", payload, ops=[SendMessage(None, space, message_type, text, sha)]
+        )[0]
+        return Message(
+            event.payload["message_id"],
+            self._agent_id,
+            None,
+            space,
+            message_type,
+            json.loads(text),
+            event.time,
+            None,
+        )
+
+    def read_broadcasts(
+        self, *, space: str = "global", since: float | None = None, limit: int | None = 50
+    ) -> list[Message]:
+        """Broadcasts in a space, oldest first; ``since`` is Unix seconds."""
+        self._space(space)
+        return [_message(r) for r in self._store.messages(space=space, since=since, limit=limit)]
+
+    # -- goals ------------------------------------------------------------------------------
+
+    def _goal_namespace(self) -> str:
+        return "goal:" + self._agent_id
+
+    def _write_goal(self, kind: str, goal: dict[str, Any], now: float) -> Goal:
+        encoded = encode_value(goal)
+        write = MemoryWrite(self._goal_namespace(), "current", "json", encoded.data, encoded.sha256)
+        _, versions = self._commit(kind, {}, (write,), now=now)
+        return _goal(goal, versions[0])
+
+    def set_goal(self, goal: str, milestones: Iterable[str] | None = None) -> Goal:
+        """Set this agent's goal (replacing any current one; the old one stays in history)."""
+        if not isinstance(goal, str) or not goal.strip():
+            raise InvalidInput("goal must be a non-empty str")
+        steps = [] if milestones is None else list(milestones)
+        if isinstance(milestones, str) or not all(isinstance(m, str) and m for m in steps):
+            raise InvalidInput("milestones must be a list of non-empty strings")
+        now = self._now()
+        value = {
+            "goal": goal,
+            "milestones": [{"description": m, "done": False, "done_at": None} for m in steps],
+            "progress": 0.0,
+            "status": "active",
+            "note": None,
+            "set_at": now,
+            "updated_at": now,
+        }
+        return self._write_goal("goal_set", value, now)
+
+    def update_progress(
+        self,
+        *,
+        milestone_index: int | None = None,
+        progress: float | None = None,
+        note: str | None = None,
+    ) -> Goal:
+        """Complete a milestone and/or set progress (0..1); each update is a new version."""
+        row = self._store.latest(self._goal_namespace(), "current")
+        if row is None:
+            raise NotFound(f"agent {self._agent_id!r} has no goal; call set_goal() first")
+        goal = json.loads(row.data)
+        now = self._now()
+        steps = goal["milestones"]
+        if milestone_index is not None:
+            if (
+                isinstance(milestone_index, bool)
+                or not isinstance(milestone_index, int)
+                or not (0 <= milestone_index < len(steps))
+            ):
+                raise InvalidInput(
+                    f"milestone_index must be 0..{len(steps) - 1}, not {milestone_index!r}"
+                )
+            steps[milestone_index].update(done=True, done_at=now)
+            if progress is None:
+                progress = sum(1 for m in steps if m["done"]) / len(steps)
+        if progress is not None:
+            if (
+                isinstance(progress, bool)
+                or not isinstance(progress, (int, float))
+                or not (0.0 <= progress <= 1.0)
+            ):
+                raise InvalidInput(f"progress must be a number from 0 to 1, not {progress!r}")
+            goal["progress"] = float(progress)
+        if note is not None and not isinstance(note, str):
+            raise InvalidInput(f"note must be a str, not {type(note).__name__}")
+        goal["note"] = note
+        goal["status"] = "completed" if goal["progress"] >= 1.0 else "active"
+        goal["updated_at"] = now
+        return self._write_goal("goal_progress", goal, now)
+
+    def get_goal(self) -> Goal | None:
+        """The current goal, or None."""
+        row = self._store.latest(self._goal_namespace(), "current")
+        return None if row is None else _goal(json.loads(row.data), row.version)
+
+    def goal_history(self) -> list[Goal]:
+        """Every version of the goal, newest first (the progress history)."""
+        return [
+            _goal(json.loads(r.data), r.version)
+            for r in self._store.history(self._goal_namespace(), "current")
+        ]
+
+
+def _goal(value: dict[str, Any], version: int) -> Goal:
+    return Goal(
+        value["goal"],
+        tuple(value["milestones"]),
+        value["progress"],
+        value["status"],
+        value.get("note"),
+        value["set_at"],
+        value["updated_at"],
+        version,
+    )
