@@ -13,7 +13,14 @@ from ._bundle import build_bundle, read_bundle
 from ._canonical import canonical_text
 from ._collab import CollabMixin
 from ._config import open_store
-from ._errors import InvalidInput, InvalidValue, NotFound, SnapshotNotFound
+from ._errors import (
+    InvalidInput,
+    InvalidValue,
+    NotFound,
+    SnapshotNotFound,
+    StorageError,
+    VersionConflict,
+)
 from ._events import Pipeline, Processor
 from ._records import (
     Event,
@@ -146,6 +153,7 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         replace_snapshot: bool = False,
         status: tuple[str, str | None] | None = None,
         ops: Sequence[Op] = (),
+        expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
         event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
         stored, versions = self._store.commit(
@@ -156,6 +164,7 @@ class AgentRuntime(ActionsMixin, CollabMixin):
             replace_snapshot=replace_snapshot,
             status=status,
             ops=ops,
+            expected_seq=expected_seq,
         )
         self._after_commit(stored)
         return stored, versions
@@ -242,20 +251,6 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         return [
             VersionRecord(w.key, v, now, event.seq) for w, v in zip(writes, versions, strict=True)
         ]
-
-    def forget_many(self, keys: Iterable[str]) -> list[VersionRecord]:
-        """Tombstone every key in ``keys`` that has a current value, in one transaction.
-        Keys without a value are skipped; returns the tombstones written."""
-        now = self._now()
-        wanted = list(dict.fromkeys(validate_key(k) for k in keys))
-        live = [
-            k
-            for k in wanted
-            if (row := self._store.latest(self._ns, k)) is not None and _live(row, now)
-        ]
-        if not live:
-            return []
-        return self._tombstone(live, "forget", {}, now)
 
     def recall(self, key: str, *, version: int | None = None) -> RecallResult:
         """The current value of ``key`` (or a given ``version``).
@@ -351,39 +346,81 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         """Keys that currently have a value, ordered."""
         return [item.key for item in self.search(prefix, limit=None)]
 
+    def _unchanged(
+        self, plan: Callable[[float], tuple[str, dict[str, Any], list[MemoryWrite]] | None]
+    ) -> tuple[Event, list[MemoryWrite], list[int], float] | None:
+        """Read-then-write without races: ``plan(now)`` reads the agent's memory and returns
+        what to commit (or None); the commit only succeeds if no other writer moved the
+        agent meanwhile, else it is planned again."""
+        for _ in range(50):
+            row = self._store.agent(self._agent_id)
+            seq = 0 if row is None else row.head_seq
+            now = self._now()
+            planned = plan(now)
+            if planned is None:
+                return None
+            kind, payload, writes = planned
+            try:
+                event, versions = self._commit(kind, payload, writes, now=now, expected_seq=seq)
+            except VersionConflict:
+                continue
+            return event, writes, versions, now
+        raise StorageError(
+            f"agent {self._agent_id!r} kept changing under a read-then-write; try again"
+        )
+
+    def _tombstones(
+        self, keys: Callable[[float], list[str]], payload: dict[str, Any]
+    ) -> list[VersionRecord]:
+        def plan(now: float) -> tuple[str, dict[str, Any], list[MemoryWrite]] | None:
+            live = keys(now)
+            if not live:
+                return None
+            return (
+                "forget",
+                dict(payload),
+                [MemoryWrite(self._ns, k, "tombstone", None, None) for k in live],
+            )
+
+        done = self._unchanged(plan)
+        if done is None:
+            return []
+        event, writes, versions, now = done
+        return [
+            VersionRecord(w.key, v, now, event.seq, True)
+            for w, v in zip(writes, versions, strict=True)
+        ]
+
+    def _live_keys(self, keys: list[str], now: float) -> list[str]:
+        return [
+            k for k in keys if (r := self._store.latest(self._ns, k)) is not None and _live(r, now)
+        ]
+
     def forget(self, key: str) -> VersionRecord | None:
         """Write a tombstone for ``key``: history stays, ``recall`` says not found.
 
         Returns None (and writes nothing) when the key has no current value.
         """
         key = validate_key(key)
-        row = self._store.latest(self._ns, key)
-        now = self._now()
-        if row is None or not _live(row, now):
-            return None
-        return self._tombstone([key], "forget", {}, now)[0]
+        done = self._tombstones(lambda now: self._live_keys([key], now), {})
+        return done[0] if done else None
+
+    def forget_many(self, keys: Iterable[str]) -> list[VersionRecord]:
+        """Tombstone every key in ``keys`` that has a current value, in one transaction.
+        Keys without a value are skipped; returns the tombstones written."""
+        wanted = list(dict.fromkeys(validate_key(k) for k in keys))
+        return self._tombstones(lambda now: self._live_keys(wanted, now), {})
 
     def forget_stale(self, max_age_seconds: float | timedelta = 30 * _DAY) -> list[VersionRecord]:
         """Tombstone every key whose current value was written more than ``max_age_seconds``
         ago, in one transaction. Returns the tombstones written."""
         max_age = _required_seconds(max_age_seconds, "max_age_seconds")
-        now = self._now()
-        cutoff = now - max_age
-        stale = [r.key for r in self._store.current(self._ns, now=now) if r.created_at < cutoff]
-        if not stale:
-            return []
-        return self._tombstone(
-            stale, "forget", {"reason": "stale", "max_age_seconds": max_age}, now
-        )
 
-    def _tombstone(
-        self, keys: Sequence[str], kind: str, payload: dict[str, Any], now: float
-    ) -> list[VersionRecord]:
-        writes = [MemoryWrite(self._ns, k, "tombstone", None, None) for k in keys]
-        event, versions = self._commit(kind, payload, writes, now=now)
-        return [
-            VersionRecord(k, v, now, event.seq, True) for k, v in zip(keys, versions, strict=True)
-        ]
+        def stale(now: float) -> list[str]:
+            cutoff = now - max_age
+            return [r.key for r in self._store.current(self._ns, now=now) if r.created_at < cutoff]
+
+        return self._tombstones(stale, {"reason": "stale", "max_age_seconds": max_age})
 
     # -- snapshots --------------------------------------------------------------------------
 
@@ -434,36 +471,37 @@ class AgentRuntime(ActionsMixin, CollabMixin):
             raise SnapshotNotFound(
                 f"agent {self._agent_id!r} has no snapshot named {name!r} (snapshots: {known})"
             )
-        now = self._now()
-        then = {r.key: r for r in self._store.current(self._ns, as_of_seq=snap.seq, now=now)}
-        current = {r.key: r for r in self._store.current(self._ns, now=now)}
-        writes: list[MemoryWrite] = []
-        for key, old in then.items():
-            cur = current.get(key)
-            same = cur is not None and (cur.encoding, cur.data, cur.tags, cur.expires_at) == (
-                old.encoding,
-                old.data,
-                old.tags,
-                old.expires_at,
-            )
-            if not same:
-                writes.append(
-                    MemoryWrite(
-                        self._ns,
-                        key,
-                        old.encoding,
-                        old.data,
-                        stored_sha256(old),
-                        old.tags,
-                        old.expires_at,
-                    )
+
+        def plan(now: float) -> tuple[str, dict[str, Any], list[MemoryWrite]]:
+            then = {r.key: r for r in self._store.current(self._ns, as_of_seq=snap.seq, now=now)}
+            current = {r.key: r for r in self._store.current(self._ns, now=now)}
+            writes = [
+                MemoryWrite(
+                    self._ns,
+                    key,
+                    old.encoding,
+                    old.data,
+                    stored_sha256(old),
+                    old.tags,
+                    old.expires_at,
                 )
-        removed = sorted(k for k in current if k not in then)
-        writes.extend(MemoryWrite(self._ns, k, "tombstone", None, None) for k in removed)
+                for key, old in then.items()
+                if (cur := current.get(key)) is None
+                or (cur.encoding, cur.data, cur.tags, cur.expires_at)
+                != (old.encoding, old.data, old.tags, old.expires_at)
+            ]
+            writes.extend(
+                MemoryWrite(self._ns, k, "tombstone", None, None)
+                for k in sorted(k for k in current if k not in then)
+            )
+            return "restore", {"snapshot": snap.name, "snapshot_seq": snap.seq}, writes
+
+        done = self._unchanged(plan)
+        assert done is not None
+        event, writes, _, _ = done
         restored = tuple(w.key for w in writes if w.encoding != "tombstone")
-        payload = {"snapshot": snap.name, "snapshot_seq": snap.seq}
-        event, _ = self._commit("restore", payload, writes, now=now)
-        return RestoreResult(snap.name, snap.seq, event.seq, restored, tuple(removed))
+        removed = tuple(w.key for w in writes if w.encoding == "tombstone")
+        return RestoreResult(snap.name, snap.seq, event.seq, restored, removed)
 
     # -- export / import --------------------------------------------------------------------
 

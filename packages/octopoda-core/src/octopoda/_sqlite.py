@@ -439,6 +439,7 @@ class SqliteStore:
         replace_snapshot: bool = False,
         status: tuple[str, str | None] | None = None,
         ops: Sequence[Op] = (),
+        expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
         with self._lock:
             conn = self._connection()
@@ -446,7 +447,7 @@ class SqliteStore:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     result = self._commit(
-                        conn, event, writes, pipeline, snapshot, replace_snapshot, ops
+                        conn, event, writes, pipeline, snapshot, replace_snapshot, ops, expected_seq
                     )
                     if status is not None:
                         conn.execute(_SQL_SET_STATUS, (*status, event.agent))
@@ -468,6 +469,7 @@ class SqliteStore:
         snapshot: str | None,
         replace_snapshot: bool,
         ops: Sequence[Op] = (),
+        expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
         agent = event.agent
         first = writes[0] if writes else None
@@ -486,6 +488,13 @@ class SqliteStore:
                     GENESIS_HASH,
                     conn.execute(_SQL_MAX_VERSION, (first.namespace, first.key)).fetchone()[0],
                 )
+        if expected_seq is not None and head[0] != expected_seq:
+            raise VersionConflict(
+                f"agent {agent!r} moved from seq {expected_seq} to {head[0]} meanwhile",
+                "",
+                expected_seq,
+                head[0],
+            )
         seq = head[0] + 1
         versions: list[int] = []
         rows: list[tuple[Any, ...]] = []

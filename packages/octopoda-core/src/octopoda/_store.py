@@ -196,6 +196,7 @@ class Store(Protocol):
         replace_snapshot: bool = False,
         status: tuple[str, str | None] | None = None,
         ops: Sequence[Op] = (),
+        expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
         """Append ``writes`` and ``event`` in one transaction.
 
@@ -207,6 +208,8 @@ class Store(Protocol):
         With ``status`` (``(status, reason)``), set the agent's status in the same transaction.
         ``ops`` (spaces, conflict resolutions, messages) apply before the pipeline runs, and
         what they create is recorded in the payload (``message_id``, ``space``, ...).
+        ``expected_seq``: raise ``VersionConflict`` unless the agent's head is still at that
+        seq (optimistic concurrency for read-then-write operations such as restore).
         Returns the stored event and the versions assigned, in the order of ``writes``.
         """
         ...
