@@ -744,6 +744,11 @@ COMMANDS = list(_commands(build_cli()))
 def test_the_expected_commands_are_registered() -> None:
     assert [path for path, _ in COMMANDS] == [
         "octopoda agents",
+        "octopoda audit",
+        "octopoda audit export",
+        "octopoda audit verify",
+        "octopoda audit verify-bundle",
+        "octopoda diff",
         "octopoda doctor",
         "octopoda export",
         "octopoda import",
@@ -753,6 +758,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda memory history",
         "octopoda memory list",
         "octopoda memory put",
+        "octopoda timeline",
         "octopoda version",
     ]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from ._cli_audit import audit, diff, timeline
 from ._cli_memory import export_command, import_command, memory
 from ._cli_options import OctopodaGroup, store_option
 from ._cli_store import agents, doctor, version
@@ -46,14 +47,6 @@ cli.add_command(export_command)
 cli.add_command(import_command)
 
 # -- audit -----------------------------------------------------------------------------------
-# Reserved for `octopoda audit verify|export|verify-bundle`, `octopoda timeline` and
-# `octopoda diff`. Define them in `_cli_audit.py` (an `audit` click.group holding
-# verify/export/verify-bundle, plus `timeline` and `diff` commands), then register here:
-#
-#     from ._cli_audit import audit, diff, timeline
-#
-#     cli.add_command(audit)
-#     cli.add_command(timeline)
-#     cli.add_command(diff)
-#
-# and add their sections under "Audit" in docs/cli.md.
+cli.add_command(audit)
+cli.add_command(timeline)
+cli.add_command(diff)
