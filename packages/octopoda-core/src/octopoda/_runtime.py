@@ -531,24 +531,28 @@ class AgentRuntime(ActionsMixin, CollabMixin):
                 f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
             )
         source, per_key = read_bundle(bundle, self._ns)
-        writes: list[MemoryWrite] = []
         skipped: list[str] = []
-        for key, key_writes in per_key:
-            if on_existing != "append" and self._store.latest(self._ns, key) is not None:
-                if on_existing == "error":
-                    raise InvalidInput(
-                        f"key {key!r} already has history for agent {self._agent_id!r};"
-                        " pass on_existing='append' or 'skip'"
-                    )
-                skipped.append(key)
-                continue
-            writes.extend(key_writes)
-        if not writes:
+
+        def plan(now: float) -> tuple[str, dict[str, Any], list[MemoryWrite]] | None:
+            writes: list[MemoryWrite] = []
+            skipped.clear()
+            for key, key_writes in per_key:
+                if on_existing != "append" and self._store.latest(self._ns, key) is not None:
+                    if on_existing == "error":
+                        raise InvalidInput(
+                            f"key {key!r} already has history for agent {self._agent_id!r};"
+                            " pass on_existing='append' or 'skip'"
+                        )
+                    skipped.append(key)
+                    continue
+                writes.extend(key_writes)
+            return ("import", {"source_agent": source}, writes) if writes else None
+
+        done = self._unchanged(plan)
+        if done is None:
             return ImportResult(0, 0, tuple(skipped))
-        payload = {"source_agent": source}
-        event, _ = self._commit("import", payload, writes)
-        keys = len({w.key for w in writes})
-        return ImportResult(keys, len(writes), tuple(skipped), event.seq)
+        event, writes, _, _ = done
+        return ImportResult(len({w.key for w in writes}), len(writes), tuple(skipped), event.seq)
 
     # -- health -----------------------------------------------------------------------------
 

@@ -912,18 +912,37 @@ def _check_shared_write(
 
 
 _open_stores: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
+_held: list[SqliteStore] = []
 
 
-def _reset_after_fork() -> None:
-    """In a forked child, locks held by other parent threads would never be released and the
-    parent's connections must not be used: give every store a fresh lock (the connection is
-    reopened on first use, see ``_connection``)."""
-    for store in list(_open_stores):
+def _before_fork() -> None:
+    """Let no fork happen in the middle of a store call of another thread: the child would
+    inherit SQLite's lock state of that transaction and could never write."""
+    _held[:] = list(_open_stores)
+    for store in _held:
+        store._lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    for store in _held:
+        store._lock.release()
+    _held.clear()
+
+
+def _after_fork_in_child() -> None:
+    """The child gets fresh locks; its connections are reopened on first use (see
+    ``_connection``), never shared with the parent."""
+    for store in _held:
         store._lock = threading.RLock()
+    _held.clear()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
