@@ -150,6 +150,11 @@ class LoopGuard:
     """Detectors, breaker and statistics of one agent runtime."""
 
     def __init__(self, agent: str, store: Store, policy: LoopPolicy | None) -> None:
+        if policy is not None and not isinstance(policy, LoopPolicy):
+            raise InvalidInput(
+                f"policy must be a LoopPolicy, not {type(policy).__name__};"
+                " e.g. LoopPolicy('pause', spend_cap_usd=5.0)"
+            )
         self.agent = agent
         self.store = store
         self.policy = policy or LoopPolicy()

@@ -297,6 +297,13 @@ class SqliteStore:
         return self._durability
 
     def _open(self) -> sqlite3.Connection:
+        conn = self._connect()
+        # Close the connection when the store is garbage collected (or at exit), in the
+        # process that opened it only: a forked child never closes its parent's connection.
+        weakref.finalize(self, _close_in_owner, conn, os.getpid())
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
         deadline = time.monotonic() + self._busy_timeout
         while True:
             conn: sqlite3.Connection | None = None
@@ -913,6 +920,11 @@ def _check_shared_write(
 
 _open_stores: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
 _held: list[SqliteStore] = []
+
+
+def _close_in_owner(conn: sqlite3.Connection, pid: int) -> None:
+    if os.getpid() == pid:
+        conn.close()
 
 
 def _before_fork() -> None:
