@@ -9,12 +9,15 @@ import logging
 import math
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ._canonical import canonical_text
 from ._detectors import (
     NOT_ACTIONS,
+    NoveltyTracker,
     OscillationDetector,
+    Pass,
     PingPongDetector,
     RecallWriteDetector,
     ReflectionDetector,
@@ -24,7 +27,7 @@ from ._detectors import (
 from ._errors import AgentPaused, InvalidInput, LoopDetected
 from ._loops import LoopEventRef, LoopMonitor, LoopSignal, LoopStatus
 from ._records import Event
-from ._store import stored_sha256
+from ._store import SendMessage, stored_sha256
 
 if TYPE_CHECKING:
     from ._events import Processor
@@ -36,6 +39,7 @@ logger = logging.getLogger("octopoda")
 
 PREVIEW_CHARS: Final = 120
 _ON_LOOP: Final = ("warn", "pause", "raise")
+_DETECTOR_NAMES: Final = ("retry", "oscillation", "ping_pong", "reflection", "recall_write")
 
 
 def digest_preview(value: Any) -> tuple[str, str]:
@@ -74,10 +78,13 @@ class LoopPolicy:
     ``resume()``, ``"raise"`` raises ``LoopDetected`` from the call that completed the loop.
     ``min_confidence``: signals below it only warn. ``spend_cap_usd``: pause when reported
     ``cost_usd`` within ``spend_window_seconds`` exceeds it. ``max_tool_calls``: pause
-    when this runtime has recorded that many tool calls.
+    when this runtime has recorded that many tool calls (since it started or resumed).
+    ``detectors``: thresholds per detector, e.g. ``{"retry": {"max_failures": 4}}`` (the
+    arguments of the classes in ``octopoda._detectors``).
     """
 
     __slots__ = (
+        "detectors",
         "max_tool_calls",
         "min_confidence",
         "on_loop",
@@ -93,6 +100,7 @@ class LoopPolicy:
         spend_cap_usd: float | None = None,
         spend_window_seconds: float = 3600.0,
         max_tool_calls: int | None = None,
+        detectors: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         if on_loop not in _ON_LOOP:
             raise InvalidInput(f"on_loop must be one of {', '.join(_ON_LOOP)}, not {on_loop!r}")
@@ -109,6 +117,13 @@ class LoopPolicy:
         self.spend_cap_usd = spend_cap_usd
         self.spend_window_seconds = float(spend_window_seconds)
         self.max_tool_calls = max_tool_calls
+        self.detectors = dict(detectors or {})
+        unknown = set(self.detectors) - set(_DETECTOR_NAMES)
+        if unknown or not all(isinstance(v, dict) for v in self.detectors.values()):
+            raise InvalidInput(
+                f"detectors maps detector names ({', '.join(_DETECTOR_NAMES)}) to dicts of"
+                f" their thresholds; got {detectors!r}"
+            )
 
     def __repr__(self) -> str:
         return (
@@ -146,10 +161,22 @@ def _percentiles(samples: deque[float]) -> dict[str, float]:
     return {"p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "count": float(n)}
 
 
+_DETECTORS: Final[dict[str, Callable[..., Processor]]] = {
+    "retry": RetryDetector,
+    "oscillation": OscillationDetector,
+    "ping_pong": PingPongDetector,
+    "reflection": ReflectionDetector,
+    "recall_write": RecallWriteDetector,
+}
+WARM_UP_EVENTS: Final = 64
+"""At start, a runtime replays the agent's last 64 events through its detectors, so a loop
+that spans a restart (a crash loop) is still seen."""
+
+
 class LoopGuard:
     """Detectors, breaker and statistics of one agent runtime."""
 
-    def __init__(self, agent: str, store: Store, policy: LoopPolicy | None) -> None:
+    def __init__(self, agent: str, store: Store, policy: LoopPolicy | None, now: float) -> None:
         if policy is not None and not isinstance(policy, LoopPolicy):
             raise InvalidInput(
                 f"policy must be a LoopPolicy, not {type(policy).__name__};"
@@ -159,13 +186,17 @@ class LoopGuard:
         self.store = store
         self.policy = policy or LoopPolicy()
         self.monitor = LoopMonitor()
-        self.detectors: list[Processor] = [
-            RetryDetector(self.monitor),
-            OscillationDetector(self.monitor),
-            PingPongDetector(self.monitor, self._exchange, self._key_history),
-            ReflectionDetector(self.monitor),
-            RecallWriteDetector(self.monitor),
-        ]
+        self.novelty = NoveltyTracker(self.monitor)
+        self.detectors: list[Processor] = []
+        for kind, cls in _DETECTORS.items():
+            options = self.policy.detectors.get(kind, {})
+            args: tuple[Any, ...] = (
+                (self._exchange, self._key_history) if kind == "ping_pong" else ()
+            )
+            try:
+                self.detectors.append(cls(self.monitor, *args, **options))
+            except TypeError as exc:
+                raise InvalidInput(f"LoopPolicy(detectors={{{kind!r}: ...}}): {exc}") from None
         self._read_detectors = [d for d in self.detectors if getattr(d, "observes_reads", False)]
         self.operations: Counter[str] = Counter()
         self.read_us: deque[float] = deque(maxlen=2048)
@@ -173,11 +204,35 @@ class LoopGuard:
         self.spend: deque[tuple[float, float]] = deque()
         self.totals = {"tool_calls": 0, "llm_calls": 0, "tokens_in": 0, "tokens_out": 0}
         self.spend_total = 0.0
+        self.capped_calls = 0  # tool calls since start or resume (for max_tool_calls)
+        self.paused_here = False
+        self._warm_up(now)
+
+    def _warm_up(self, now: float) -> None:
+        """Replay recent history (detection only: nothing is recorded or announced), and
+        count the spend already reported within the policy's window."""
+        row = self.store.agent(self.agent)
+        if row is None:
+            return
+        steps: list[Processor] = [self._count, self.novelty, *self.detectors]
+        for event in self.store.events(self.agent, after_seq=max(0, row.head_seq - WARM_UP_EVENTS)):
+            for step in steps:
+                step(event)
+        self.monitor.unannounced()  # already recorded by the process that saw them
+        self.monitor.detections = 0
+        if self.policy.spend_cap_usd is not None:
+            since = now - self.policy.spend_window_seconds
+            for event in self.store.events(
+                self.agent, since=since, kinds=("tool_call", "llm_call")
+            ):
+                cost = float(event.payload.get("cost_usd", 0.0))
+                if cost:
+                    self.spend.append((event.time, cost))
 
     # -- the pipeline side ------------------------------------------------------------------
 
     def processors(self) -> list[Processor]:
-        return [self._count, *self.detectors]
+        return [self._count, self.novelty, *self.detectors]
 
     def _count(self, event: Event) -> Event:
         if event.kind not in NOT_ACTIONS:
@@ -188,33 +243,38 @@ class LoopGuard:
         """A read: through the read-aware detectors, in memory only."""
         event = Event(self.agent, "read", {"namespace": namespace, "key": key, "data": data}, now)
         self.monitor.tick(now)
+        self.novelty(event)
         for detector in self._read_detectors:
             detector(event)
 
-    def _exchange(self, agent: str, partner: str) -> list[tuple[str, str, LoopEventRef]]:
-        rows: list[tuple[float, int, str, str, LoopEventRef]] = []
-        for sender, receiver in ((agent, partner), (partner, agent)):
-            head = self.store.agent(sender)
-            if head is None:
-                continue
-            recent = self.store.events(
-                sender, after_seq=max(0, head.head_seq - 64), kinds=PingPongDetector.KINDS
+    def _exchange(self, agent: str) -> list[Pass]:
+        """Recent handoffs and messages sent or received by ``agent``, in store order."""
+        rows = self.store.messages(party=agent, limit=48)
+        return [
+            (
+                r.sender,
+                str(r.recipient),
+                str(r.body_sha256),
+                r.created_at,
+                LoopEventRef(
+                    r.seq,
+                    "handoff" if r.message_type == "handoff" else "message_sent",
+                    str(r.recipient),
+                    r.body[:60],
+                    r.sender,
+                ),
             )
-            for e in recent:
-                if e.payload.get("to") == receiver:
-                    ref = LoopEventRef(
-                        e.seq, e.kind, receiver, str(e.payload.get("preview", "")), sender
-                    )
-                    rows.append((e.time, e.seq, sender, str(e.payload.get("content_sha256")), ref))
-        rows.sort(key=lambda r: (r[0], r[1]))
-        return [(sender, content, ref) for _, _, sender, content, ref in rows]
+            for r in rows
+        ]
 
-    def _key_history(self, namespace: str, key: str) -> list[tuple[str, str, LoopEventRef]]:
+    def _key_history(self, namespace: str, key: str) -> list[Pass]:
         rows = self.store.history(namespace, key, 12)
         return [
             (
                 str(r.author),
+                "",
                 str(stored_sha256(r)),
+                r.created_at,
                 LoopEventRef(r.seq, "shared_write", key, f"v{r.version}", str(r.author)),
             )
             for r in reversed(rows)
@@ -226,6 +286,7 @@ class LoopGuard:
         self.operations[kind] += 1
         if kind in ("tool_call", "llm_call"):
             self.totals[kind + "s"] += 1
+            self.capped_calls += kind == "tool_call"
             self.totals["tokens_in"] += int(payload.get("tokens_in", 0))
             self.totals["tokens_out"] += int(payload.get("tokens_out", 0))
             cost = float(payload.get("cost_usd", 0.0))
@@ -245,7 +306,7 @@ class LoopGuard:
         """Why the policy wants the agent paused now, or None."""
         policy = self.policy
         if policy.on_loop == "pause":
-            for signal in self.monitor.signals():
+            for signal in self.monitor.signals(now):
                 if signal.confidence >= policy.min_confidence:
                     return describe(signal), signal
         if policy.spend_cap_usd is not None:
@@ -256,16 +317,26 @@ class LoopGuard:
                     f" {policy.spend_window_seconds:g}s exceeds ${policy.spend_cap_usd:g}",
                     None,
                 )
-        if policy.max_tool_calls is not None and self.totals["tool_calls"] >= policy.max_tool_calls:
-            return f"tool-call cap: {self.totals['tool_calls']} tool calls recorded", None
+        if policy.max_tool_calls is not None and self.capped_calls >= policy.max_tool_calls:
+            return f"tool-call cap: {self.capped_calls} tool calls recorded", None
         return None
 
-    def raise_for_loop(self) -> None:
+    def raise_for_loop(self, event: Event) -> None:
+        """With ``on_loop="raise"``: raise if ``event`` completed (or continued) a loop."""
         if self.policy.on_loop != "raise":
             return
-        for signal in self.monitor.signals():
-            if signal.confidence >= self.policy.min_confidence:
+        for signal in self.monitor.signals(event.time):
+            if signal.confidence >= self.policy.min_confidence and any(
+                e.seq == event.seq and e.agent in ("", self.agent) for e in signal.events
+            ):
                 raise LoopDetected(f"agent {self.agent!r}: {describe(signal)}", signal)
+
+    def resumed(self) -> None:
+        """Start afresh after a resume (here or in another process)."""
+        self.monitor.reset()
+        self.spend.clear()
+        self.capped_calls = 0
+        self.paused_here = False
 
     def status(self, now: float) -> LoopStatus:
         signals = self.monitor.signals(now)
@@ -373,13 +444,19 @@ class ActionsMixin:
         return event  # type: ignore[no-any-return]
 
     def record_handoff(self, to_agent: str, content: Any = None) -> Event:
-        """Record that this agent handed work (``content``) to ``to_agent``; handoffs going
-        back and forth with nothing new are a ping-pong loop, across processes too."""
+        """Record that this agent handed work (``content``) to ``to_agent``. The handoff is
+        also delivered as a message of type ``handoff``; handoffs going back and forth (or
+        around a ring of agents) with nothing new are a ping-pong loop, across processes too."""
         if not isinstance(to_agent, str) or not to_agent:
             raise InvalidInput(f"to_agent must be a non-empty agent id, not {to_agent!r}")
         sha, preview = digest_preview(content)
+        try:
+            body = canonical_text(content)
+        except (TypeError, ValueError):
+            body = canonical_text(preview)
         payload = {"to": to_agent, "content_sha256": sha, "preview": preview}
-        event, _ = self._commit("handoff", payload)
+        op = SendMessage(to_agent, None, "handoff", body, sha)
+        event, _ = self._commit("handoff", payload, ops=[op])
         return event  # type: ignore[no-any-return]
 
     @staticmethod
@@ -404,9 +481,13 @@ class ActionsMixin:
     def guard_tool_call(self, name: str, args: Any = None) -> None:
         """Call before running a tool: raises :class:`AgentPaused` when the agent is paused
         (in this or any other process), or when the policy's caps are reached."""
+        if not isinstance(name, str) or not name:
+            raise InvalidInput(f"a tool name must be a non-empty str, not {name!r}")
         row = self._store.agent(self._agent_id)
         if row is not None and row.status == "paused":
             raise paused_error(self._agent_id, row.status_reason)
+        if self._guard.paused_here:  # paused here, resumed in another process
+            self._guard.resumed()
         tripped = self._guard.tripped(self._now())
         if tripped is not None:
             reason = self.pause(tripped[0], _signal=tripped[1])
@@ -419,16 +500,17 @@ class ActionsMixin:
         info = {"reason": reason, "signal": _signal.to_dict() if _signal else None}
         text = json.dumps(info, ensure_ascii=False)
         self._after(lambda: self._commit("paused", info, status=("paused", text)))
+        self._guard.paused_here = True
         logger.warning("octopoda: agent %r paused: %s", self._agent_id, reason)
         return text
 
     def resume(self) -> bool:
-        """Lift a pause. Returns False (and records nothing) when the agent was not paused."""
+        """Lift a pause (set here or in any other process). Detection starts afresh. Returns
+        False (and records nothing) when the agent was not paused."""
         row = self._store.agent(self._agent_id)
         if row is None or row.status != "paused":
             return False
-        self._guard.monitor.reset()
-        self._guard.spend.clear()
+        self._guard.resumed()
         self._after(lambda: self._commit("resumed", {}, status=("active", None)))
         return True
 
@@ -461,9 +543,15 @@ class ActionsMixin:
         ):
             return
         tripped = guard.tripped(event.time)
-        if tripped is not None and not self.paused:
-            self.pause(tripped[0], _signal=tripped[1])
-        guard.raise_for_loop()
+        if tripped is not None:
+            row = self._store.agent(self._agent_id)
+            if row is not None and row.status != "paused":
+                if guard.paused_here:  # resumed in another process meanwhile
+                    guard.resumed()
+                    tripped = guard.tripped(event.time)
+                if tripped is not None:
+                    self.pause(tripped[0], _signal=tripped[1])
+        guard.raise_for_loop(event)
 
     # -- status -----------------------------------------------------------------------------
 

@@ -416,7 +416,11 @@ class CollabMixin:
         """Mark a message to this agent as read (an audited event)."""
         if isinstance(message_id, bool) or not isinstance(message_id, int):
             raise InvalidInput(f"message_id must be an int, not {message_id!r}")
-        self._commit("message_read", {"message_id": message_id}, ops=[MarkRead(message_id)])
+        row = self._store.message(message_id)
+        payload: dict[str, Any] = {"message_id": message_id}
+        if row is not None and row.recipient == self._agent_id:
+            payload["content_sha256"] = row.body_sha256  # what was read: new information
+        self._commit("message_read", payload, ops=[MarkRead(message_id)])
 
     def broadcast(self, body: Any, *, space: str = "global", message_type: str = "info") -> Message:
         """Send a message to every reader of a space."""

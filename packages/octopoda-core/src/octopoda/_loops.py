@@ -94,6 +94,18 @@ class LoopMonitor:
         self._actions = 0
         self._now = 0.0
         self.detections = 0
+        self.novelty = 0
+        """How many events so far brought something new (see ``NoveltyTracker``)."""
+        self.event_novel = False
+        """Whether the event being processed is itself new."""
+        self.waits = 0
+        """How many waiting calls (sleep, wait, backoff, ...) there were so far."""
+
+    @property
+    def before(self) -> int:
+        """The novelty count before the event being processed: a stream whose last link
+        stored another value saw progress in between."""
+        return self.novelty - self.event_novel
 
     def tick(self, time: float) -> None:
         """Count one action (detectors call this through the first detector)."""
@@ -130,7 +142,10 @@ class LoopMonitor:
             self._active.pop((kind, stream), None)
 
     def reset(self) -> None:
+        """Forget every active signal, and start a new epoch of progress so that no chain
+        that began before continues."""
         self._active.clear()
+        self.novelty += 1
 
     def signals(self, now: float | None = None) -> tuple[LoopSignal, ...]:
         if now is not None:

@@ -112,11 +112,11 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         self._agent_id = validate_agent_id(agent_id)
         self._store = open_store(store, durability=durability)
         self._ns = agent_namespace(self._agent_id)
-        self._guard = LoopGuard(self._agent_id, self._store, policy)
+        self._clock = clock or time.time
+        self._guard = LoopGuard(self._agent_id, self._store, policy, self._now())
         self._in_after_commit = False
         self._seen: dict[tuple[str, str], int] = {}  # shared keys: the version last seen
         self._pipeline = Pipeline([*self._guard.processors(), *processors])
-        self._clock = clock or time.time
         self.audit = AuditTrail(self._store, self._agent_id)
         """The agent's hash-chained audit trail: ``verify()``, ``head()``, ``export()``."""
 

@@ -135,10 +135,17 @@ _SQL_RESOLVE_CONFLICT: Final = (
 _SQL_INSERT_SPACE: Final = (
     "INSERT INTO spaces (name, created_at, created_by, members) VALUES (?, ?, ?, ?)"
 )
-_MESSAGE_COLS: Final = "id, sender, recipient, space, message_type, body, created_at, read_at, seq"
+_MESSAGE_COLS: Final = (
+    "id, sender, recipient, space, message_type, body, created_at, read_at, seq, body_sha256"
+)
 _SQL_INSERT_MESSAGE: Final = (
-    "INSERT INTO messages (sender, recipient, space, message_type, body, created_at, seq)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO messages (sender, recipient, space, message_type, body, body_sha256,"
+    " created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SQL_PARTY_MESSAGES: Final = (
+    f"SELECT * FROM (SELECT {_MESSAGE_COLS} FROM messages WHERE recipient = ?"
+    f" UNION ALL SELECT {_MESSAGE_COLS} FROM messages WHERE sender = ? AND recipient IS NOT NULL"
+    " AND recipient != ?) ORDER BY id DESC LIMIT ?"
 )
 _SQL_MARK_READ: Final = (
     "UPDATE messages SET read_at = ? WHERE id = ? AND recipient = ? AND read_at IS NULL"
@@ -608,7 +615,16 @@ class SqliteStore:
             if isinstance(op, SendMessage):
                 cur = conn.execute(
                     _SQL_INSERT_MESSAGE,
-                    (agent, op.recipient, op.space, op.message_type, op.body, event.time, seq),
+                    (
+                        agent,
+                        op.recipient,
+                        op.space,
+                        op.message_type,
+                        op.body,
+                        op.body_sha256,
+                        event.time,
+                        seq,
+                    ),
                 )
                 event.payload["message_id"] = cur.lastrowid
             elif isinstance(op, MarkRead):
@@ -805,13 +821,17 @@ class SqliteStore:
         *,
         recipient: str | None = None,
         space: str | None = None,
+        party: str | None = None,
         unread_only: bool = False,
         since: float | None = None,
         after_id: int = 0,
         limit: int | None = None,
     ) -> list[MessageRow]:
+        if party is not None:
+            rows = self._fetchall(_SQL_PARTY_MESSAGES, (party, party, party, limit or 64))
+            return [MessageRow(*r) for r in reversed(rows)]
         if (recipient is None) == (space is None):
-            raise InvalidInput("messages() takes a recipient or a space")
+            raise InvalidInput("messages() takes a recipient, a space or a party")
         sql = f"SELECT {_MESSAGE_COLS} FROM messages WHERE id > ?"
         params: list[Any] = [after_id]
         if recipient is not None:

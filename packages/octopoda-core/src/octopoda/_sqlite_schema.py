@@ -108,11 +108,13 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
                 space        TEXT,
                 message_type TEXT NOT NULL,
                 body         TEXT NOT NULL,
+                body_sha256  TEXT NOT NULL,
                 created_at   REAL NOT NULL,
                 read_at      REAL,
                 seq          INTEGER NOT NULL
             )""",
             "CREATE INDEX messages_to ON messages (recipient, id)",
+            "CREATE INDEX messages_from ON messages (sender, id)",
             "CREATE INDEX messages_in_space ON messages (space, id)",
         ),
     ),

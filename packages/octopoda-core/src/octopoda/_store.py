@@ -132,6 +132,7 @@ class MessageRow(NamedTuple):
     created_at: float
     read_at: float | None
     seq: int
+    body_sha256: str = ""
 
 
 class StoredRow(NamedTuple):
@@ -290,12 +291,14 @@ class Store(Protocol):
         *,
         recipient: str | None = None,
         space: str | None = None,
+        party: str | None = None,
         unread_only: bool = False,
         since: float | None = None,
         after_id: int = 0,
         limit: int | None = None,
     ) -> list[MessageRow]:
-        """Messages to ``recipient`` (direct) or broadcasts to ``space``, by id."""
+        """Messages to ``recipient`` (direct), broadcasts to ``space``, or (``party``) the
+        newest ``limit`` direct messages sent or received by an agent; by id, oldest first."""
         ...
 
     def message(self, message_id: int) -> MessageRow | None: ...
