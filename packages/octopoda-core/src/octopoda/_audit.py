@@ -208,6 +208,7 @@ class AuditTrail:
             walk.fail(*early)
             return walk.report(self.head())
         recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]] = {}
+        elsewhere: list[tuple[int, float, dict[str, Any]]] = []
         step = walk.step
         for _agent, seq, time, kind, payload_text, prev, h in self._store.chain_rows(self._agent):
             if not step(seq, time, kind, payload_text, prev, h):
@@ -216,6 +217,8 @@ class AuditTrail:
                 for entry in _writes(payload_text):
                     if "namespace" not in entry:
                         recorded[(entry["key"], entry["version"])] = (seq, time, entry)
+                    else:
+                        elsewhere.append((seq, time, entry))
         head = self.head()
         if self._store.agent(self._agent) is None and walk.seq > 0:
             walk.fail(1, "the agent's stored head is missing although it has events")
@@ -223,7 +226,39 @@ class AuditTrail:
         checked_rows = 0
         if check_memories and walk.bad is None:
             checked_rows = self._check_memories(walk, recorded)
+        if check_memories and walk.bad is None:
+            checked_rows += self._check_elsewhere(walk, elsewhere)
         return walk.report(head, checked_rows)
+
+    def _check_elsewhere(self, walk: _Walk, writes: list[tuple[int, float, dict[str, Any]]]) -> int:
+        """This agent's writes outside its own memory (shared spaces, its goal): each row
+        must still be there as the event recorded it, with this agent as its author."""
+        for seq, time, entry in writes:
+            row = self._store.version(entry["namespace"], entry["key"], entry["version"])
+            where = f"{entry['namespace']} {entry['key']!r} v{entry['version']}"
+            if row is None:
+                walk.fail(seq, f"{where} was written (seq {seq}) but its row is gone")
+                return 0
+            stored = (
+                row.seq,
+                row.author,
+                row.encoding,
+                list(row.tags),
+                row.expires_at,
+                row.created_at,
+            )
+            claimed = (
+                seq,
+                self._agent,
+                entry.get("encoding"),
+                entry.get("tags", []),
+                entry.get("expires_at"),
+                entry.get("created_at", time),
+            )
+            if stored != claimed or row.erased or stored_sha256(row) != entry.get("sha256"):
+                walk.fail(seq, f"{where} differs from its audited write")
+                return 0
+        return len(writes)
 
     def sign_head(self, private_key: Any) -> SignedHead:
         """Sign the current head with an Ed25519 key you hold and store the signature

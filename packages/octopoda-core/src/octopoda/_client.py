@@ -11,7 +11,7 @@ from ._config import open_store
 from ._events import Processor
 from ._runtime import AgentRuntime
 from ._store import SpaceRow, Store
-from ._values import validate_agent_id
+from ._values import validate_agent_id, validate_seconds
 
 __all__ = ["AgentInfo", "Octopoda"]
 
@@ -76,14 +76,12 @@ class Octopoda:
 
     def agents(self, *, idle_after_seconds: float = IDLE_AFTER_SECONDS) -> list[AgentInfo]:
         """Every agent in the store with its status, last activity and event count."""
+        idle_after = validate_seconds(idle_after_seconds, "idle_after_seconds")
         now = self._clock()
         out = []
         for row in self._store.agents():
             status = row.status
-            if (
-                status == "active"
-                and (row.last_active or row.created_at) < now - idle_after_seconds
-            ):
+            if status == "active" and (row.last_active or row.created_at) < now - idle_after:
                 status = "idle"
             out.append(
                 AgentInfo(

@@ -28,9 +28,19 @@ from ._store import (
     SendMessage,
     Store,
     StoredRow,
+    space_namespace,
     stored_sha256,
 )
-from ._values import decode_value, encode_value, validate_agent_id, validate_key, validate_tags
+from ._values import (
+    decode_value,
+    encode_value,
+    validate_agent_id,
+    validate_key,
+    validate_limit,
+    validate_prefix,
+    validate_seconds,
+    validate_tags,
+)
 
 if TYPE_CHECKING:
     from ._actions import LoopGuard
@@ -46,10 +56,6 @@ __all__ = [
 ]
 
 _KEEP_WORDS = ("mine", "theirs")
-
-
-def space_namespace(space: str) -> str:
-    return "space:" + space
 
 
 class SharedVersion(NamedTuple):
@@ -267,7 +273,7 @@ class CollabMixin:
     ) -> list[MemoryVersion]:
         """Every version of a shared key with its author, newest first."""
         namespace = self._space(space)
-        rows = self._store.history(namespace, validate_key(key), limit)
+        rows = self._store.history(namespace, validate_key(key), validate_limit(limit))
         return [
             MemoryVersion(
                 r.key,
@@ -289,7 +295,11 @@ class CollabMixin:
     ) -> list[SharedValue]:
         """Current values of a space's keys (exact, case-sensitive prefix), by key."""
         namespace = self._space(space)
-        rows = self._store.current(namespace, prefix=prefix, now=self._now(), limit=limit)
+        rows = self._store.current(
+            namespace, prefix=validate_prefix(prefix), now=self._now(), limit=validate_limit(limit)
+        )
+        for r in rows:  # listed values count as seen: updating them is not a stale write
+            self._seen[(namespace, r.key)] = r.version
         return [
             SharedValue(r.key, space, True, _value(r), r.version, r.author, r.created_at, r.tags)
             for r in rows
@@ -332,7 +342,8 @@ class CollabMixin:
         replaced) or any other value. The kept value becomes the current version (written
         anew unless it already is current); the resolution is audited. Returns the new
         version, or None when nothing had to be written."""
-        row = self._store.conflict(conflict_id) if isinstance(conflict_id, int) else None
+        valid = isinstance(conflict_id, int) and not isinstance(conflict_id, bool)
+        row = self._store.conflict(conflict_id) if valid else None
         if row is None or not row.namespace.startswith("space:"):
             raise NotFound(f"no conflict with id {conflict_id!r}")
         namespace = self._space(row.namespace.removeprefix("space:"))
@@ -357,7 +368,20 @@ class CollabMixin:
         current = self._store.latest(namespace, row.key)
         writes = []
         if current is None or (current.encoding, current.data) != (encoding, data):
-            writes.append(MemoryWrite(namespace, row.key, encoding, data, sha))
+            # a write like any other: if another agent wrote the key since this agent last
+            # saw it, that newer write is not lost silently: a new conflict is recorded
+            writes.append(
+                MemoryWrite(
+                    namespace,
+                    row.key,
+                    encoding,
+                    data,
+                    sha,
+                    # deciding the conflict means having seen the versions up to it
+                    seen_version=max(self._seen.get((namespace, row.key), 0), row.version),
+                    check_stale=True,
+                )
+            )
         payload = {
             "conflict_id": conflict_id,
             "space": row.namespace[6:],
@@ -407,8 +431,13 @@ class CollabMixin:
         self, *, unread_only: bool = True, limit: int | None = 50, after_id: int = 0
     ) -> list[Message]:
         """Messages sent to this agent, oldest first (reading does not mark them read)."""
+        if isinstance(after_id, bool) or not isinstance(after_id, int) or after_id < 0:
+            raise InvalidInput(f"after_id must be an int >= 0, not {after_id!r}")
         rows = self._store.messages(
-            recipient=self._agent_id, unread_only=unread_only, after_id=after_id, limit=limit
+            recipient=self._agent_id,
+            unread_only=bool(unread_only),
+            after_id=after_id,
+            limit=validate_limit(limit),
         )
         return [_message(r) for r in rows]
 
@@ -447,7 +476,10 @@ class CollabMixin:
     ) -> list[Message]:
         """Broadcasts in a space, oldest first; ``since`` is Unix seconds."""
         self._space(space)
-        return [_message(r) for r in self._store.messages(space=space, since=since, limit=limit)]
+        if since is not None:
+            since = validate_seconds(since, "since", allow_zero=True)
+        rows = self._store.messages(space=space, since=since, limit=validate_limit(limit))
+        return [_message(r) for r in rows]
 
     # -- goals ------------------------------------------------------------------------------
 
@@ -502,7 +534,8 @@ class CollabMixin:
                 raise InvalidInput(
                     f"milestone_index must be 0..{len(steps) - 1}, not {milestone_index!r}"
                 )
-            steps[milestone_index].update(done=True, done_at=now)
+            if not steps[milestone_index]["done"]:
+                steps[milestone_index].update(done=True, done_at=now)
             if progress is None:
                 progress = sum(1 for m in steps if m["done"]) / len(steps)
         if progress is not None:

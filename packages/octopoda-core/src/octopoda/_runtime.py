@@ -40,6 +40,7 @@ from ._values import (
     encode_value,
     validate_agent_id,
     validate_key,
+    validate_limit,
     validate_prefix,
     validate_tags,
 )
@@ -77,11 +78,7 @@ def _required_seconds(value: float | timedelta, what: str) -> float:
 
 
 def _limit(limit: int | None, what: str = "limit") -> int | None:
-    if limit is None:
-        return None
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise InvalidInput(f"{what} must be a non-negative int or None, not {limit!r}")
-    return limit
+    return validate_limit(limit, what)
 
 
 def _live(row: StoredRow, now: float) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from ._errors import (
+    AccessDenied,
     ConfigError,
     InvalidInput,
     NotFound,
@@ -522,6 +523,8 @@ class SqliteStore:
             written: set[tuple[str, str]] = set()
             for w in writes:
                 slot = (w.namespace, w.key)
+                if w.namespace.startswith("space:"):
+                    _check_member(conn, agent, w.namespace[6:])
                 if w.expected_version is not None or w.check_stale:
                     current: tuple[int, str | None]
                     if slot in written:  # written earlier in this commit
@@ -613,6 +616,8 @@ class SqliteStore:
         """Apply ``ops`` inside the commit; record what they created in the payload."""
         for op in ops:
             if isinstance(op, SendMessage):
+                if op.space is not None:
+                    _check_member(conn, agent, op.space)
                 cur = conn.execute(
                     _SQL_INSERT_MESSAGE,
                     (
@@ -645,6 +650,13 @@ class SqliteStore:
                     _SQL_RESOLVE_CONFLICT, (op.resolution, agent, event.time, op.conflict_id)
                 )
                 if cur.rowcount != 1:
+                    done = conn.execute(
+                        "SELECT resolution FROM conflicts WHERE id = ?", (op.conflict_id,)
+                    ).fetchone()
+                    if done is not None:
+                        raise InvalidInput(
+                            f"conflict {op.conflict_id} is already resolved ({done[0]})"
+                        )
                     raise NotFound(f"no open conflict with id {op.conflict_id}")
             else:  # pragma: no cover - exhaustive
                 raise TypeError(f"unknown store operation {op!r}")
@@ -915,6 +927,15 @@ class SqliteStore:
 
 def _space(r: tuple[Any, ...]) -> SpaceRow:
     return SpaceRow(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])))
+
+
+def _check_member(conn: sqlite3.Connection, agent: str, space: str) -> None:
+    """Inside the write transaction: refuse a non-member's write to a members-only space."""
+    row = conn.execute("SELECT members, created_by FROM spaces WHERE name = ?", (space,)).fetchone()
+    if row is not None and row[0] is not None and agent not in json.loads(row[0]):
+        raise AccessDenied(
+            f"agent {agent!r} is not a member of space {space!r}; ask its creator {row[1]!r}"
+        )
 
 
 def _check_shared_write(

@@ -30,6 +30,7 @@ __all__ = [
     "Store",
     "StoredRow",
     "agent_namespace",
+    "space_namespace",
     "stored_sha256",
 ]
 
@@ -37,6 +38,11 @@ __all__ = [
 def agent_namespace(agent: str) -> str:
     """The namespace holding an agent's private memory."""
     return "agent:" + agent
+
+
+def space_namespace(space: str) -> str:
+    """The namespace of a shared space. Stores check membership of writes to it."""
+    return "space:" + space
 
 
 class MemoryWrite(NamedTuple):

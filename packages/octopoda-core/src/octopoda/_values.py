@@ -29,7 +29,9 @@ __all__ = [
     "encode_value",
     "validate_agent_id",
     "validate_key",
+    "validate_limit",
     "validate_prefix",
+    "validate_seconds",
     "validate_tags",
 ]
 
@@ -79,6 +81,26 @@ def _check_text(text: str, what: str, limit: int, exc: type[InvalidInput]) -> No
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise exc(f"{what} {text[:40]!r} is not valid Unicode (lone surrogate)") from None
+
+
+def validate_limit(limit: object, what: str = "limit") -> int | None:
+    """A limit (or offset): an int >= 0, or None for no limit."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise InvalidInput(f"{what} must be a non-negative int or None, not {limit!r}")
+    return limit
+
+
+def validate_seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
+    """A finite number of seconds (a timedelta is accepted), positive unless allowed 0."""
+    if not isinstance(value, (int, float)) and hasattr(value, "total_seconds"):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInput(f"{what} must be a number of seconds, not {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise InvalidInput(f"{what} must be positive, not {value!r}")
+    return float(value)
 
 
 def validate_prefix(prefix: object) -> str:
