@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
@@ -150,16 +150,25 @@ def normalize_error(text: str) -> str:
     return _MASK.sub("#", _UUID.sub("#", text.strip()))
 
 
+_DIGIT = re.compile(r"\d")
+_waiting_names: dict[str, bool] = {}
+
+
 def is_acknowledgement(preview: Any) -> bool:
     """Whether a tool result only acknowledges (None, true, "ok", {"status": "logged"}):
     short and without a number, it brings no information."""
     text = str(preview)
-    return len(text) <= 24 and not any(c.isdigit() for c in text)
+    return len(text) <= 24 and _DIGIT.search(text) is None
 
 
 def is_waiting(tool_name: str) -> bool:
     """Whether a tool's name says it only waits (sleep, wait_for, backoff, ...)."""
-    return _WAITING.search(tool_name) is not None
+    known = _waiting_names.get(tool_name)
+    if known is None:
+        known = _WAITING.search(tool_name) is not None
+        if len(_waiting_names) < 4096:
+            _waiting_names[tool_name] = known
+    return known
 
 
 def _stem(word: str) -> str:
@@ -199,8 +208,8 @@ def _confidence(base: float, extra: int) -> float:
     return round(1.0 - (1.0 - base) * (0.5 ** max(0, extra)), 4)
 
 
-class _Bounded(OrderedDict[Any, _V], Generic[_V]):
-    """A dict that forgets its least recently touched entries beyond ``size``."""
+class _Bounded(dict[Any, _V], Generic[_V]):
+    """A dict that forgets its oldest entries beyond ``size`` (first in, first out)."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
@@ -208,10 +217,16 @@ class _Bounded(OrderedDict[Any, _V], Generic[_V]):
 
     def put(self, key: Any, value: _V) -> _V:
         self[key] = value
-        self.move_to_end(key)
         if len(self) > self.size:
-            self.popitem(last=False)
+            del self[next(iter(self))]
         return value
+
+
+def _push(items: list[Any], item: Any, keep: int = 32) -> None:
+    """Append, keeping only the last ``keep`` items."""
+    items.append(item)
+    if len(items) > keep:
+        del items[0]
 
 
 def _writes(event: Any) -> Iterable[dict[str, Any]]:
@@ -220,7 +235,14 @@ def _writes(event: Any) -> Iterable[dict[str, Any]]:
 
 
 def _stream_key(event: Any, entry: dict[str, Any]) -> str:
-    return f"{entry.get('namespace', 'agent:' + event.agent)}\x00{entry['key']}"
+    """A written key as a stream: the key itself in the agent's own memory."""
+    namespace = entry.get("namespace")
+    return entry["key"] if namespace is None else f"{namespace}\x00{entry['key']}"
+
+
+def _read_stream(agent: str, namespace: str, key: str) -> str:
+    """The same stream for a read."""
+    return key if namespace == "agent:" + agent else f"{namespace}\x00{key}"
 
 
 def _outcome(p: dict[str, Any]) -> str:
@@ -239,16 +261,14 @@ class _Detector:
         stream: str,
         confidence: float,
         subject: str,
-        events: Iterable[LoopEventRef],
+        events: Iterable[LoopEventRef | tuple[Any, ...]],
         explanation: str,
         suggestion: str,
         time: float,
     ) -> None:
+        refs = tuple(e if isinstance(e, LoopEventRef) else LoopEventRef(*e) for e in events)
         self.monitor.report(
-            stream,
-            LoopSignal(
-                self.kind, confidence, subject, tuple(events), explanation, suggestion, time
-            ),
+            stream, LoopSignal(self.kind, confidence, subject, refs, explanation, suggestion, time)
         )
 
 
@@ -263,11 +283,10 @@ class NoveltyTracker:
     def __init__(self, monitor: LoopMonitor, *, memory: int = 4096) -> None:
         self.monitor = monitor
         self._seen: _Bounded[bool] = _Bounded(memory)
-        self._values: _Bounded[deque[str]] = _Bounded(memory)
+        self._values: _Bounded[list[str]] = _Bounded(memory)
 
     def _new(self, fingerprint: Any) -> bool:
         if fingerprint in self._seen:
-            self._seen.move_to_end(fingerprint)
             return False
         self._seen.put(fingerprint, True)
         return True
@@ -280,16 +299,20 @@ class NoveltyTracker:
             if is_waiting(p["name"]):
                 self.monitor.waits += 1
             elif "error_sha256" not in p and not is_acknowledgement(p.get("result_preview")):
-                novel = self._new(("result", p.get("result_sha256")))
+                novel = self._new("r" + str(p.get("result_sha256")))
         elif kind in WRITE_KINDS:
             for entry in _writes(event):
-                recent = self._values.get(_stream_key(event, entry))
-                if recent is None:
-                    recent = self._values.put(_stream_key(event, entry), deque(maxlen=6))
+                stream = _stream_key(event, entry)
+                recent = self._values.get(stream)
                 value = str(entry.get("sha256"))
-                if value not in recent:
+                if recent is None:
+                    self._values.put(stream, [value])
                     novel = True
-                recent.append(value)
+                elif value not in recent:
+                    novel = True
+                    recent.append(value)
+                    if len(recent) > 6:
+                        del recent[0]
         elif kind in ("handoff", "message_sent", "broadcast", "message_read"):
             novel = self._new(("content", event.payload.get("content_sha256")))
         elif kind == "read":
@@ -297,9 +320,11 @@ class NoveltyTracker:
             data = p.get("data")
             if data is not None and not p["namespace"].startswith("agent:"):
                 novel = self._new((p["namespace"], p["key"], _digest(data)))
-        self.monitor.event_novel = novel
+        monitor = self.monitor
+        monitor.event_novel = novel
+        monitor.before = monitor.novelty
         if novel:
-            self.monitor.novelty += 1
+            monitor.novelty += 1
         return event
 
 
@@ -315,8 +340,8 @@ class _Run:
         self.waits = waits
         self.time = time
         self.polled = False
-        self.calls: deque[LoopEventRef] = deque(maxlen=32)
-        self.failures: deque[LoopEventRef] = deque(maxlen=32)
+        self.calls: list[tuple[Any, ...]] = []
+        self.failures: list[tuple[Any, ...]] = []
 
 
 class RetryDetector(_Detector):
@@ -343,6 +368,7 @@ class RetryDetector(_Detector):
         self.max_polls = max_polls
         self.poll_interval_seconds = poll_interval_seconds
         self.window_seconds = window_seconds
+        self._first_threshold = min(max_failures, max_any_failures, max_same_results, max_polls)
         self._runs: _Bounded[_Run] = _Bounded(streams)
 
     def __call__(self, event: Any) -> Any:
@@ -371,14 +397,15 @@ class RetryDetector(_Detector):
             run.calls.clear()
         if run.waits != monitor.waits or event.time - run.time >= self.poll_interval_seconds:
             run.polled = run.polled or bool(run.calls)
-        ref = LoopEventRef(event.seq, "tool_call", name, p.get("args_preview", ""))
-        run.calls.append(ref)
+        ref = (event.seq, "tool_call", name, p.get("args_preview", ""))
+        _push(run.calls, ref)
         if failed:
-            run.failures.append(ref)
-        else:
+            _push(run.failures, ref)
+        elif run.failures:
             run.failures.clear()
         run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, event.time
-        self._judge(stream, name, run, p, failed, event.time)
+        if max(len(run.calls), len(run.failures)) >= self._first_threshold:
+            self._judge(stream, name, run, p, failed, event.time)
         return event
 
     def _judge(
@@ -433,8 +460,8 @@ class _States:
     __slots__ = ("novelty", "refs", "states", "time")
 
     def __init__(self, novelty: int, time: float) -> None:
-        self.states: deque[str] = deque(maxlen=24)
-        self.refs: deque[LoopEventRef] = deque(maxlen=24)
+        self.states: list[str] = []
+        self.refs: list[tuple[Any, ...]] = []
         self.novelty = novelty
         self.time = time
 
@@ -485,22 +512,20 @@ class OscillationDetector(_Detector):
         if kind in WRITE_KINDS:
             for entry in _writes(event):
                 state = entry.get("sha256") or "-"
-                ref = LoopEventRef(event.seq, kind, entry["key"], state[:12])
-                self._observe(
-                    "key " + _stream_key(event, entry), state, ref, event.time, self.max_period
-                )
+                ref = (event.seq, kind, entry["key"], state[:12])
+                self._observe(_stream_key(event, entry), state, ref, event.time, self.max_period)
         elif kind == "decision":
             context = event.payload.get("context")
             subject = str(context.get("subject", "")) if isinstance(context, dict) else ""
             text = str(event.payload.get("decision", ""))
-            ref = LoopEventRef(event.seq, kind, subject or "decision", text[:80])
+            ref = (event.seq, kind, subject or "decision", text[:80])
             state = self._decision_state(subject, text)
-            self._observe(f"decision {subject}", state, ref, event.time, self.max_period)
+            self._observe(f"decision\x01{subject}", state, ref, event.time, self.max_period)
         elif kind == "tool_call" and not is_waiting(event.payload["name"]):
             p = event.payload
             state = f"{p['name']}\x00{p['args_sha256']}\x00{_outcome(p)}"
-            ref = LoopEventRef(event.seq, kind, p["name"], p.get("args_preview", ""))
-            self._observe("actions", state, ref, event.time, self.max_action_period)
+            ref = (event.seq, kind, p["name"], p.get("args_preview", ""))
+            self._observe("actions\x01", state, ref, event.time, self.max_action_period)
         return event
 
     def _decision_state(self, subject: str, text: str) -> str:
@@ -516,7 +541,7 @@ class OscillationDetector(_Detector):
         return state
 
     def _observe(
-        self, stream: str, state: str, ref: LoopEventRef, time: float, max_period: int
+        self, stream: str, state: str, ref: tuple[Any, ...], time: float, max_period: int
     ) -> None:
         monitor = self.monitor
         s = self._streams.get(stream)
@@ -525,20 +550,28 @@ class OscillationDetector(_Detector):
                 monitor.clear(self.kind, stream)
             s = self._streams.put(stream, _States(monitor.novelty, time))
         s.novelty, s.time = monitor.novelty, time
-        if state not in s.states:
-            monitor.clear(self.kind, stream)  # a state not seen in this stream: progress
-        s.states.append(state)
-        s.refs.append(ref)
         states = s.states
-        if len(states) < 2 * self.min_cycles or states[-1] == states[-2]:
+        seen = state in states
+        repeat = seen and states[-1] == state
+        _push(states, state, 24)
+        _push(s.refs, ref, 24)
+        if not seen:  # a state not seen in this stream: progress, and no cycle can end here
+            monitor.clear(self.kind, stream)
+            return
+        if repeat or len(states) < 2 * self.min_cycles:
             return  # a repeat, not an alternation (retry and recall-write cover repeats)
-        found = find_cycle(list(states), max_period=max_period, min_cycles=self.min_cycles)
+        found = find_cycle(states, max_period=max_period, min_cycles=self.min_cycles)
         if found is None:
             return
         period, length = found
-        refs = list(s.refs)[-length:]
-        subject = stream.replace("\x00", " ")
-        names = ", ".join(dict.fromkeys(r.name for r in refs[-period:]))
+        refs = s.refs[-length:]
+        if stream.startswith("decision\x01"):
+            subject = ("decisions " + stream[9:]).strip()
+        elif stream == "actions\x01":
+            subject = "tool calls"
+        else:
+            subject = "key " + stream.replace("\x00", " ")
+        names = ", ".join(dict.fromkeys(r[2] for r in refs[-period:]))
         self.report(
             stream,
             _confidence(0.7, length - period * self.min_cycles),
@@ -558,9 +591,9 @@ class _Churn:
     __slots__ = ("novelty", "read", "refs", "values")
 
     def __init__(self) -> None:
-        self.read: tuple[Any, LoopEventRef] | None = None
-        self.values: deque[str] = deque(maxlen=4)
-        self.refs: list[LoopEventRef] = []
+        self.read: tuple[Any, tuple[Any, ...]] | None = None
+        self.values: list[str] = []
+        self.refs: list[tuple[Any, ...]] = []
         self.novelty = -1
 
 
@@ -587,7 +620,6 @@ class RecallWriteDetector(_Detector):
         churn = self._keys.get(stream)
         if churn is None:
             return self._keys.put(stream, _Churn())
-        self._keys.move_to_end(stream)
         return churn
 
     def __call__(self, event: Any) -> Any:
@@ -596,9 +628,9 @@ class RecallWriteDetector(_Detector):
             p = event.payload
             data = p.get("data")
             preview = "(missing)" if data is None else str(data)[:60]
-            self._churn(f"{p['namespace']}\x00{p['key']}").read = (
+            self._churn(_read_stream(event.agent, p["namespace"], p["key"])).read = (
                 data,
-                LoopEventRef(0, "read", p["key"], preview),
+                (0, "read", p["key"], preview),
             )
         elif kind == "remember" or kind == "shared_write":
             for entry in _writes(event):
@@ -622,14 +654,14 @@ class RecallWriteDetector(_Detector):
                 churn.refs = []
                 self.monitor.clear(self.kind, stream)
             if not repeat:
-                churn.values.append(sha)
+                _push(churn.values, sha, 4)
                 churn.novelty = self.monitor.novelty
                 return
         churn.novelty = self.monitor.novelty
-        churn.values.append(sha)
+        _push(churn.values, sha, 4)
         churn.refs.extend(links)
-        churn.refs.append(LoopEventRef(event.seq, event.kind, entry["key"], sha[:12]))
-        n = sum(1 for r in churn.refs if r.seq)
+        churn.refs.append((event.seq, event.kind, entry["key"], sha[:12]))
+        n = sum(1 for r in churn.refs if r[0])
         if n >= self.min_churns:
             if read is None:
                 what = f"rewritten with the value it already had {n} times in a row"

@@ -100,12 +100,9 @@ class LoopMonitor:
         """Whether the event being processed is itself new."""
         self.waits = 0
         """How many waiting calls (sleep, wait, backoff, ...) there were so far."""
-
-    @property
-    def before(self) -> int:
+        self.before = 0
         """The novelty count before the event being processed: a stream whose last link
         stored another value saw progress in between."""
-        return self.novelty - self.event_novel
 
     def tick(self, time: float) -> None:
         """Count one action (detectors call this through the first detector)."""
@@ -146,6 +143,7 @@ class LoopMonitor:
         that began before continues."""
         self._active.clear()
         self.novelty += 1
+        self.before = self.novelty
 
     def signals(self, now: float | None = None) -> tuple[LoopSignal, ...]:
         if now is not None:
