@@ -2,8 +2,9 @@
 
     python bench/run_all.py [--quick] [--json PATH] [--only NAME,...] [--no-predecessor]
 
-(``nox -s bench -- --quick`` passes the flags through.) Benchmarks: remember, recall, scale,
-multiproc, import, predecessor; see bench/README.md. Exit status 1 if a target is missed
+(``nox -s bench -- --quick`` passes the flags through.) Benchmarks: remember, recall,
+scale, multiproc, import, predecessor, loops, audit; see bench/README.md. Exit status 1 if a
+target is missed
 (except with ``--quick``, a smoke run whose small samples prove little) or a benchmark
 crashed.
 """
@@ -24,7 +25,9 @@ from typing import Any
 
 # Run as a script: this file's directory (bench/) is on sys.path, so its modules import.
 from _common import Check, Config
+from bench_audit import bench_audit
 from bench_import import bench_import
+from bench_loops import bench_loops
 from bench_memory import bench_recall, bench_remember
 from bench_multiproc import bench_multiproc
 from bench_predecessor import bench_predecessor
@@ -32,7 +35,7 @@ from bench_scale import bench_scale
 
 import octopoda
 
-NAMES = ["remember", "recall", "scale", "multiproc", "import", "predecessor"]
+NAMES = ["remember", "recall", "scale", "multiproc", "import", "predecessor", "loops", "audit"]
 
 
 def _format(check: Check) -> str:
@@ -121,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             "predecessor": lambda: bench_predecessor(
                 cfg, args.predecessor_venv, enabled=not args.no_predecessor
             ),
+            "loops": lambda: bench_loops(cfg),
+            "audit": lambda: bench_audit(cfg),
         }
         for name in only:
             t0 = time.perf_counter()

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
@@ -208,8 +208,9 @@ def _confidence(base: float, extra: int) -> float:
     return round(1.0 - (1.0 - base) * (0.5 ** max(0, extra)), 4)
 
 
-class _Bounded(dict[Any, _V], Generic[_V]):
-    """A dict that forgets its oldest entries beyond ``size`` (first in, first out)."""
+class _Bounded(OrderedDict[Any, _V], Generic[_V]):
+    """A dict that forgets its oldest entries beyond ``size`` (first in, first out; an
+    OrderedDict, whose popitem from the front is O(1) where a dict's is not)."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
@@ -218,7 +219,7 @@ class _Bounded(dict[Any, _V], Generic[_V]):
     def put(self, key: Any, value: _V) -> _V:
         self[key] = value
         if len(self) > self.size:
-            del self[next(iter(self))]
+            self.popitem(last=False)
         return value
 
 
