@@ -698,9 +698,15 @@ def test_sqlite_file_of_another_application_fails(db: Path) -> None:
     assert "already holds tables of another application" in err
 
 
-def test_unsupported_store_url_fails() -> None:
+def test_unreachable_postgres_url_fails_with_a_clear_error() -> None:
     err = fails("agents", "--store", "postgresql://db.example/octopoda")
-    assert "PostgreSQL stores are not available" in err
+    assert "cannot use PostgreSQL at postgresql://db.example/octopoda" in err
+    assert "Traceback" not in err
+
+
+def test_unsupported_store_url_fails() -> None:
+    err = fails("agents", "--store", "mysql://db.example/octopoda")
+    assert "unknown store URL scheme 'mysql'" in err
 
 
 @pytest.mark.parametrize(

@@ -108,6 +108,7 @@ def _octopoda_classes(hint: Any) -> set[type]:
     if (
         isinstance(hint, type)
         and not isinstance(hint, types.GenericAlias)
+        and getattr(hint, "__origin__", None) is None
         and hint.__module__.startswith("octopoda.")
     ):
         found.add(hint)
@@ -139,7 +140,9 @@ def test_types_in_public_signatures_are_exported() -> None:
     _load_everything()
     seen: set[type] = set()
     todo = [
-        obj for obj in (getattr(octopoda, n) for n in octopoda.__all__) if isinstance(obj, type)
+        obj
+        for obj in (getattr(octopoda, n) for n in octopoda.__all__)
+        if isinstance(obj, type) and not isinstance(obj, types.GenericAlias)  # 3.10: aliases
     ]
     while todo:
         cls = todo.pop()

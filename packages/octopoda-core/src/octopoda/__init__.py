@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ._collab import Conflict, Goal, Message, SharedValue, SharedVersion
     from ._events import AuditChainer, Pipeline, Processor
     from ._loops import LoopEventRef, LoopSignal, LoopStatus
+    from ._postgres import PostgresStore
     from ._records import (
         Event,
         ImportResult,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
 # Everything but the errors loads on first use (PEP 562), so `import octopoda` stays cheap
 # for command-line tools and for programs that import it before they need it.
 _LAZY: dict[str, str] = {
+    "PostgresStore": "._postgres",
     "AgentInfo": "._client",
     "Octopoda": "._client",
     "Conflict": "._collab",
@@ -181,6 +183,7 @@ __all__ = [
     "OctopodaError",
     "Op",
     "Pipeline",
+    "PostgresStore",
     "Processor",
     "RecallResult",
     "ResolveConflict",

@@ -26,7 +26,8 @@ from typing import Any, Final, TypeVar
 
 import click
 
-from ._config import default_store_path, parse_store_url
+from ._config import default_store_path, is_postgres_url, parse_store_url
+from ._config import open_store as open_configured_store
 from ._errors import NotFound, OctopodaError
 from ._runtime import AgentRuntime
 from ._sqlite import SqliteStore
@@ -105,12 +106,16 @@ class CliState:
     def location(self) -> StoreLocation:
         return locate_store(self.store)
 
-    def open_store(self, *, create: bool = False) -> SqliteStore:
+    def open_store(self, *, create: bool = False) -> Any:
         """Open the store for this command; it closes when the command ends.
 
         Without ``create``, a store file that does not exist is an error rather than a new
-        empty file (a mistyped ``--store`` must not look like an empty store).
+        empty file (a mistyped ``--store`` must not look like an empty store). A
+        ``postgresql://`` URL opens the PostgreSQL store (``[postgres]`` extra).
         """
+        spec = self.store if self.store is not None else os.environ.get("OCTOPODA_DATABASE_URL")
+        if spec and is_postgres_url(spec):
+            return open_configured_store(spec)
         where = self.location()
         if not create and not where.exists:
             raise NotFound(
@@ -131,9 +136,9 @@ class CliState:
         validate_agent_id(agent)
         store = self.open_store(create=create)
         if not create and store.agent(agent) is None:
+            where = getattr(store, "path", store.url)
             raise NotFound(
-                f"there is no agent {agent!r} in {store.path}; list the agents with"
-                " `octopoda agents`"
+                f"there is no agent {agent!r} in {where}; list the agents with `octopoda agents`"
             )
         return AgentRuntime(agent, store=store)
 

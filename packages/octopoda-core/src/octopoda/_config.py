@@ -2,7 +2,8 @@
 
 Resolution order for ``AgentRuntime(..., store=None)``:
 
-1. ``OCTOPODA_DATABASE_URL`` if set (a ``sqlite:///`` URL or a path);
+1. ``OCTOPODA_DATABASE_URL`` if set (a ``sqlite:///`` URL, a path, or a ``postgresql://`` URL,
+   which opens a :class:`~octopoda._postgres.PostgresStore` with the ``postgres`` extra);
 2. ``$OCTOPODA_HOME/octopoda.db`` if ``OCTOPODA_HOME`` is set;
 3. ``~/.octopoda/octopoda.db``.
 
@@ -18,15 +19,20 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path
-from typing import Any
+
+    from ._postgres import PostgresStore
+from typing import Any, cast
 
 from ._errors import ConfigError
 from ._sqlite import SqliteStore
 from ._store import Store
 
-__all__ = ["default_store_path", "open_store", "parse_store_url"]
+__all__ = ["default_store_path", "is_postgres_url", "open_store", "parse_store_url"]
 
 _shared: weakref.WeakValueDictionary[tuple[str, str, int], SqliteStore] = (
+    weakref.WeakValueDictionary()
+)
+_shared_postgres: weakref.WeakValueDictionary[tuple[str, int], PostgresStore] = (
     weakref.WeakValueDictionary()
 )
 _shared_lock = threading.Lock()
@@ -61,12 +67,38 @@ def parse_store_url(url: str) -> str:
         return path
     if scheme in ("postgresql", "postgres"):
         raise ConfigError(
-            "PostgreSQL stores are not available in this version of octopoda-core;"
-            " use a SQLite path or sqlite:/// URL"
+            f"PostgreSQL stores are not available where a SQLite file is expected ({url!r});"
+            " AgentRuntime(store=URL) and OCTOPODA_DATABASE_URL open them"
         )
     raise ConfigError(
         f"unknown store URL scheme {scheme!r} in {url!r}; use a path or sqlite:///..."
     )
+
+
+def is_postgres_url(url: str) -> bool:
+    """Whether ``url`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    scheme, sep, _ = url.partition("://")
+    return bool(sep) and scheme.lower() in ("postgresql", "postgres")
+
+
+def _open_postgres(url: str, durability: str | None) -> Store:
+    """The process's shared :class:`PostgresStore` for ``url`` (one pool per URL and pid).
+
+    ``durability`` is accepted so that switching stores needs no code change; PostgreSQL's
+    own ``synchronous_commit`` (``on`` by default) already makes a returned write durable.
+    """
+    if durability not in (None, "normal", "full"):
+        raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
+    from ._postgres import PostgresStore  # raises ConfigError naming the extra when missing
+
+    cache_key = (url, os.getpid())
+    with _shared_lock:
+        existing = _shared_postgres.get(cache_key)
+        if existing is not None and not existing.closed:
+            return existing
+        opened = PostgresStore(url)
+        _shared_postgres[cache_key] = opened
+        return opened
 
 
 def open_store(store: Any = None, *, durability: str | None = None) -> Store:
@@ -76,19 +108,24 @@ def open_store(store: Any = None, *, durability: str | None = None) -> Store:
     file do not compete for its write lock from the same process.
     """
     if store is not None and not isinstance(store, (str, os.PathLike)):
-        if isinstance(store, Store):
+        # duck-typed (a Store protocol check would miss stores that delegate by __getattr__)
+        if all(callable(getattr(store, name, None)) for name in ("commit", "latest", "events")):
             if durability is not None:
                 raise ConfigError("durability applies when Octopoda opens the store; set it there")
-            return store
+            return cast(Store, store)
         raise ConfigError(f"store must be a path, a URL or a Store, not {type(store).__name__}")
     create_dirs = False
     if store is None:
         url = os.environ.get("OCTOPODA_DATABASE_URL")
+        if url and is_postgres_url(url):
+            return _open_postgres(url, durability)
         if url:
             path = parse_store_url(url)
         else:
             path = str(default_store_path())
             create_dirs = True
+    elif isinstance(store, str) and is_postgres_url(store):
+        return _open_postgres(store, durability)
     else:
         path = parse_store_url(os.fspath(store))
     mode = durability or "normal"
