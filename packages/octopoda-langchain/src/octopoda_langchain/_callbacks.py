@@ -1,0 +1,160 @@
+"""OctopodaCallbackHandler: tool and model calls of any LangChain run, recorded in Octopoda."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import LLMResult
+
+from octopoda import AgentRuntime, InvalidInput
+
+from ._recording import (
+    Prices,
+    check_prices,
+    cost_usd,
+    is_control_flow,
+    model_name,
+    token_usage,
+    tool_outcome,
+)
+from ._target import Target, resolve_runtime
+
+__all__ = ["OctopodaCallbackHandler"]
+
+
+class OctopodaCallbackHandler(BaseCallbackHandler):
+    """Records tool calls (``on_tool_start``/``on_tool_end``/``on_tool_error``) and model calls
+    (``on_llm_end``: tokens and cost) of chains that do not use ``create_agent``; pass it as
+    ``config={"callbacks": [handler]}``.
+
+    With ``guard=True`` it also checks the breaker in ``on_tool_start``: a paused agent's
+    tool call raises :class:`~octopoda.AgentPaused` out of the run (callbacks cannot replace
+    a tool's result; ``OctopodaMiddleware`` can). LangChain runs this synchronous handler in a
+    worker thread for async runs, so it does not block an event loop.
+    """
+
+    def __init__(
+        self,
+        agent: AgentRuntime | str,
+        *,
+        store: Target = None,
+        guard: bool = False,
+        record_models: bool = True,
+        prices: Prices | None = None,
+    ) -> None:
+        if isinstance(agent, AgentRuntime):
+            self.agent = agent
+        elif isinstance(agent, str):
+            self.agent = resolve_runtime(store, agent)[0]
+        else:
+            raise InvalidInput(f"agent must be an AgentRuntime or an agent id, not {agent!r}")
+        self.guard = guard
+        self.raise_error = guard  # let AgentPaused leave the run
+        self.record_models = record_models
+        self.prices = check_prices(prices)
+        self._tools: dict[UUID, tuple[str, Any, float]] = {}
+        self._models: dict[UUID, str] = {}
+        self._lock = threading.Lock()
+
+    # -- tools ----------------------------------------------------------------------------
+
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        name = str((serialized or {}).get("name") or kwargs.get("name") or "tool")
+        args: Any = inputs if inputs is not None else input_str
+        with self._lock:
+            self._tools[run_id] = (name, args, time.perf_counter())
+        if self.guard:
+            try:
+                self.agent.guard_tool_call(name, args)
+            except BaseException:
+                with self._lock:
+                    self._tools.pop(run_id, None)
+                raise
+
+    def _finish(self, run_id: UUID, result: Any, error: Any) -> None:
+        with self._lock:
+            started = self._tools.pop(run_id, None)
+        if started is None:
+            return
+        name, args, t0 = started
+        self.agent.record_tool_call(
+            name, args, result=result, error=error, duration_ms=(time.perf_counter() - t0) * 1e3
+        )
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        result, error = tool_outcome(output)
+        self._finish(run_id, result, error)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        if is_control_flow(error):
+            with self._lock:
+                self._tools.pop(run_id, None)
+            return
+        self._finish(run_id, None, error)
+
+    # -- models ---------------------------------------------------------------------------
+
+    def _model_started(self, serialized: Mapping[str, Any] | None, run_id: UUID, kw: Any) -> None:
+        metadata = kw.get("metadata") or {}
+        params = kw.get("invocation_params") or {}
+        name = (
+            metadata.get("ls_model_name")
+            or params.get("model_name")
+            or params.get("model")
+            or ((serialized or {}).get("kwargs") or {}).get("model_name")
+            or ((serialized or {}).get("id") or ["unknown"])[-1]
+        )
+        with self._lock:
+            self._models[run_id] = str(name)
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
+        self._model_started(serialized, run_id, kwargs)
+
+    def on_llm_start(
+        self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        self._model_started(serialized, run_id, kwargs)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            started_name = self._models.pop(run_id, None)
+        if not self.record_models:
+            return
+        generation = (
+            response.generations[0][0] if response.generations and response.generations[0] else None
+        )
+        message = getattr(generation, "message", None)
+        tokens = token_usage(message, response.llm_output)
+        name = model_name(
+            message, None, (response.llm_output or {}).get("model_name") or started_name
+        )
+        self.agent.record_llm_call(
+            name,
+            cost_usd=cost_usd(message, name, tokens, self.prices),
+            tokens_in=tokens[0],
+            tokens_out=tokens[1],
+        )
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            self._models.pop(run_id, None)
