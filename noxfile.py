@@ -36,14 +36,14 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the core package."""
-    session.install("-e", f"{CORE}[cli,sign]", MYPY, "click", "pytest")
+    session.install("-e", f"{CORE}[cli,sign,postgres]", MYPY, "click", "pytest")
     session.run("mypy", "--strict", f"{CORE}/src")
 
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest on every supported Python; extra args go to pytest (`nox -s tests -- -k x`)."""
-    session.install("-e", f"{CORE}[cli,sign]", "pytest", "pytest-socket")
+    session.install("-e", f"{CORE}[cli,sign,postgres]", "pytest", "pytest-socket")
     # Explicit paths in the extra args replace the default test directories.
     args = session.posargs
     if not any((ROOT / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):
@@ -76,3 +76,133 @@ def quickstart(session: nox.Session) -> None:
         session.error("examples/quickstart.py does not exist")
     session.install("-e", f"{CORE}[cli]")
     session.run("python", "examples/quickstart.py", *session.posargs)
+
+
+# ---------------------------------------------------------------------------- openai-agents
+# octopoda-openai-agents, in its own environments: openai-agents 0.21+ needs openai>=3, which
+# crewai refuses, so it never shares a lock or venv with the other adapters. The matrix:
+# the newest release on every Python, 0.20.0 (the last on openai 2.x) and 0.8.x on 3.11.
+OPENAI_AGENTS_PKG = "packages/octopoda-openai-agents"
+OPENAI_AGENTS_NEWEST = "0.24.0"
+OPENAI_AGENTS_CELLS = [
+    *((python, OPENAI_AGENTS_NEWEST, ()) for python in PYTHONS),
+    ("3.11", "0.20.0", ()),
+    # openai 2.45 made ResponseUsage's cache_write_tokens required; 0.8.x does not fill it in.
+    ("3.11", "0.8.4", ("openai<2.45",)),
+]
+
+
+@nox.session
+@nox.parametrize(
+    "python,openai_agents,extra",
+    OPENAI_AGENTS_CELLS,
+    ids=[f"{version}-py{python}" for python, version, _ in OPENAI_AGENTS_CELLS],
+)
+def openai_agents(session: nox.Session, openai_agents: str, extra: tuple[str, ...]) -> None:
+    """octopoda-openai-agents tests against one openai-agents release
+    (`nox -s "openai_agents(0.8.4-py3.11)"`; extra args go to pytest)."""
+    pins = [f"openai-agents=={openai_agents}", *extra]
+    session.install("-e", f"{CORE}[cli]", "-e", OPENAI_AGENTS_PKG, "pytest", "pytest-socket", *pins)
+    session.run("pytest", f"{OPENAI_AGENTS_PKG}/tests", *session.posargs)
+
+
+@nox.session(python="3.11")
+def typecheck_openai_agents(session: nox.Session) -> None:
+    """mypy --strict on octopoda-openai-agents, against the newest openai-agents."""
+    session.install(
+        "-e", CORE, "-e", OPENAI_AGENTS_PKG, MYPY, f"openai-agents=={OPENAI_AGENTS_NEWEST}"
+    )
+    session.run("mypy", "--strict", f"{OPENAI_AGENTS_PKG}/src")
+
+
+@nox.session(python="3.11")
+def bench_openai_agents(session: nox.Session) -> None:
+    """OctopodaSession vs SQLiteSession (bench/bench_openai_agents.py; `-- --quick`)."""
+    session.install("-e", CORE, "-e", OPENAI_AGENTS_PKG, f"openai-agents=={OPENAI_AGENTS_NEWEST}")
+    session.run("python", "bench/bench_openai_agents.py", *session.posargs)
+
+
+nox.options.sessions += ["openai_agents", "typecheck_openai_agents"]
+
+
+# ---------------------------------------------------------------------------- langchain
+# octopoda-langchain against each supported LangChain/LangGraph line, each in its own venv.
+# Cells: the newest installable releases on every Python (langchain 1.5 and langchain-core
+# 1.8 need Python 3.11, so 3.10 gets the newest that supports it), then on 3.11 only
+# langgraph-checkpoint 4.0.x (LangChain 1.2, LangGraph 1.1) and langchain-core 0.3.x with
+# langgraph-checkpoint 3.0.x (LangGraph 0.6: no agent middleware, whose tests skip there).
+# Pins are exact: the newest listed langchain-core (1.8.4) needs a langchain-protocol the
+# registry does not have, so "newest" means newest that installs. The examples (three
+# processes each) run once, in the newest cell on 3.11; the other cells run every other test.
+LANGCHAIN_PKG = "packages/octopoda-langchain"
+LANGCHAIN_NEWEST = (
+    "langchain==1.5.2",
+    "langchain-core==1.8.3",
+    "langgraph==1.2.24",
+    "langgraph-checkpoint==4.3.2",
+)
+LANGCHAIN_NEWEST_PY310 = (  # langchain 1.5 / langchain-core 1.8 need Python 3.11
+    "langchain==1.4.10",
+    "langchain-core==1.7.7",
+    "langgraph==1.2.24",
+    "langgraph-checkpoint==4.3.2",
+)
+LANGCHAIN_CELLS = [
+    *(
+        (python, "newest", LANGCHAIN_NEWEST_PY310 if python == "3.10" else LANGCHAIN_NEWEST)
+        for python in PYTHONS
+    ),
+    (
+        "3.11",
+        "checkpoint-4.0",
+        ("langchain==1.2.18", "langgraph==1.1.10", "langgraph-checkpoint==4.0.3"),
+    ),
+    (
+        "3.11",
+        "core-0.3",
+        ("langchain-core==0.3.86", "langgraph==0.6.11", "langgraph-checkpoint==3.0.1"),
+    ),
+]
+LANGCHAIN_TEST_DEPS = (
+    "langgraph-checkpoint-conformance==0.0.2",
+    "pytest",
+    "pytest-socket",
+    # The PostgreSQL conformance cell: creating its database, and the core's store.
+    "psycopg[binary]>=3.2",
+    "psycopg-pool>=3.2",
+)
+
+
+@nox.session
+@nox.parametrize(
+    "python,line,pins",
+    LANGCHAIN_CELLS,
+    ids=[f"{line}-py{python}" for python, line, _ in LANGCHAIN_CELLS],
+)
+def langchain(session: nox.Session, line: str, pins: tuple[str, ...]) -> None:
+    """octopoda-langchain tests against one LangChain/LangGraph line
+    (`nox -s "langchain(core-0.3-py3.11)"`; extra args go to pytest)."""
+    session.install("-e", f"{CORE}[postgres]", "-e", LANGCHAIN_PKG, *LANGCHAIN_TEST_DEPS, *pins)
+    args = list(session.posargs)
+    if (line, session.python) != ("newest", "3.11"):
+        args = ["-m", "not examples", *args]
+    session.run("pytest", f"{LANGCHAIN_PKG}/tests", *args)
+
+
+@nox.session(python="3.11")
+def typecheck_langchain(session: nox.Session) -> None:
+    """mypy --strict on octopoda-langchain, against the newest LangChain/LangGraph."""
+    session.install("-e", CORE, "-e", LANGCHAIN_PKG, MYPY, *LANGCHAIN_NEWEST)
+    session.run("mypy", "--strict", f"{LANGCHAIN_PKG}/src")
+
+
+@nox.session(python="3.11")
+def bench_langchain(session: nox.Session) -> None:
+    """OctopodaSaver vs LangGraph's SqliteSaver (bench/bench_langchain.py; `-- --quick`)."""
+    session.install(
+        "-e", CORE, "-e", LANGCHAIN_PKG, *LANGCHAIN_NEWEST, "langgraph-checkpoint-sqlite==3.1.2"
+    )
+    session.run("python", "bench/bench_langchain.py", *session.posargs)
+
+
+nox.options.sessions += ["langchain", "typecheck_langchain"]
