@@ -13,7 +13,7 @@ import nox
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "tests_postgres"]
 
 ROOT = Path(__file__).parent
 CORE = "packages/octopoda-core"
@@ -49,6 +49,45 @@ def tests(session: nox.Session) -> None:
     if not any((ROOT / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):
         args = [d for d in TEST_DIRS if (ROOT / d).is_dir()] + args
     session.run("pytest", *args)
+
+
+# Tests that drive the SQLite file itself (raw sqlite3 tampering, several processes on one
+# file); the conformance suite and test_postgres.py cover the same ground on PostgreSQL.
+SQLITE_ONLY = [
+    "two_processes",
+    "another_process",
+    "across_processes",
+    "survive_a_restart",
+    "test_verify_detects_a_tampered_shared_version",
+    "test_verify_detects_a_deleted_goal_version",
+    "test_forged_signature_row_is_detected",
+    "test_rewritten_chain_below_a_signed_head_is_detected",
+    "test_truncation_below_a_signed_head_is_detected",
+]
+RUNTIME_SUITES = [
+    f"{CORE}/tests/{name}.py"
+    for name in (
+        "test_runtime",
+        "test_audit",
+        "test_decisions",
+        "test_batch",
+        "test_loops",
+        "test_breaker",
+        "test_collab",
+        "test_signing",
+    )
+]
+
+
+@nox.session(python="3.11")
+def tests_postgres(session: nox.Session) -> None:
+    """The runtime test suites again, every store they open made a PostgreSQL schema
+    (`--store-backend=postgresql`, see packages/octopoda-core/tests/conftest.py)."""
+    session.install("-e", f"{CORE}[cli,sign,postgres]", "pytest", "pytest-socket")
+    deselect = " and ".join(f"not {name}" for name in SQLITE_ONLY)
+    session.run(
+        "pytest", *RUNTIME_SUITES, "--store-backend=postgresql", "-k", deselect, *session.posargs
+    )
 
 
 @nox.session
