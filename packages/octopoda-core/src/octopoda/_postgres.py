@@ -49,7 +49,6 @@ from ._errors import (
 from ._events import GENESIS_HASH
 from ._records import Event
 from ._signing import SignedHead
-from ._sqlite import _check_shared_write
 from ._store import (
     AgentRow,
     ConflictRow,
@@ -64,6 +63,8 @@ from ._store import (
     SpaceRow,
     StoredRow,
     agent_namespace,
+    check_shared_write,
+    write_entry,
 )
 
 try:
@@ -351,11 +352,11 @@ class _Commit:
                 if refused is not None:
                     raise AccessDenied(refused)
             if w.expected_version is not None or w.check_stale:
-                _check_shared_write(w, agent, heads[slot], stale, len(self.versions))
+                check_shared_write(w, agent, heads[slot], stale, len(self.versions))
             version = heads[slot][0] + 1
             heads[slot] = (version, agent)
             self.versions.append(version)
-            entries.append(q.write_entry(w, version, own))
+            entries.append(write_entry(w, version, own))
             self.memory_rows.append(q.memory_row(w, version, agent, seq, event.time))
         if stale:  # conflict ids go into the payload: one more round trip, only here
             ids = [r[0] for r in self.run(conn, q.NEXT_CONFLICT_IDS, (len(stale),))]

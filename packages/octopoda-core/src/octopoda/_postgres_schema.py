@@ -26,8 +26,14 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ._sqlite import _prefix_upper_bound
-from ._store import CreateSpace, MemoryWrite, Op, ResolveConflict, SendMessage
+from ._store import (
+    CreateSpace,
+    MemoryWrite,
+    Op,
+    ResolveConflict,
+    SendMessage,
+    prefix_upper_bound,
+)
 
 __all__ = [
     "CREATE_MIGRATIONS_TABLE",
@@ -449,7 +455,7 @@ def current_query(
     if prefix:
         inner.append("key >= %s")
         params.append(prefix)
-        upper = _prefix_upper_bound(prefix)
+        upper = prefix_upper_bound(prefix)
         if upper is not None:
             inner.append("key < %s")
             params.append(upper)
@@ -552,25 +558,6 @@ def messages_query(
         sql += " LIMIT %s"
         params.append(limit)
     return sql, params
-
-
-def write_entry(w: MemoryWrite, version: int, own: str) -> dict[str, Any]:
-    """What the event payload records about one write (as SqliteStore records it)."""
-    entry: dict[str, Any] = {
-        "encoding": w.encoding,
-        "key": w.key,
-        "sha256": w.sha256,
-        "version": version,
-    }
-    if w.namespace != own:
-        entry["namespace"] = w.namespace
-    if w.tags:
-        entry["tags"] = list(w.tags)
-    if w.expires_at is not None:
-        entry["expires_at"] = w.expires_at
-    if w.created_at is not None:
-        entry["created_at"] = w.created_at
-    return entry
 
 
 def memory_row(w: MemoryWrite, version: int, author: str, seq: int, t: float) -> tuple[Any, ...]:

@@ -45,6 +45,9 @@ from ._store import (
     SpaceRow,
     StoredRow,
     agent_namespace,
+    check_shared_write,
+    prefix_upper_bound,
+    write_entry,
 )
 
 __all__ = ["SqliteStore"]
@@ -154,19 +157,6 @@ _SQL_MARK_READ: Final = (
 _CHUNK: Final = 5000
 
 
-def _prefix_upper_bound(prefix: str) -> str | None:
-    """The smallest string greater than every string starting with ``prefix``."""
-    chars = list(prefix)
-    while chars:
-        last = ord(chars.pop())
-        if last < 0x10FFFF:
-            nxt = last + 1
-            if 0xD800 <= nxt <= 0xDFFF:  # skip surrogates, which cannot be stored
-                nxt = 0xE000
-            return "".join(chars) + chr(nxt)
-    return None
-
-
 def current_query(
     *,
     prefix: str,
@@ -184,7 +174,7 @@ def current_query(
     if prefix:
         inner.append("key >= ?")
         params.append(prefix)
-        upper = _prefix_upper_bound(prefix)
+        upper = prefix_upper_bound(prefix)
         if upper is not None:
             inner.append("key < ?")
             params.append(upper)
@@ -531,7 +521,7 @@ class SqliteStore:
                         current = (next_version[slot] - 1, agent)
                     else:
                         current = conn.execute(_SQL_HEAD_AUTHOR, slot).fetchone() or (0, None)
-                    _check_shared_write(w, agent, current, stale, len(versions))
+                    check_shared_write(w, agent, current, stale, len(versions))
                     next_version[slot] = current[0] + 1
                 version = next_version.get(slot)
                 if version is None:
@@ -539,20 +529,7 @@ class SqliteStore:
                 next_version[slot] = version + 1
                 written.add(slot)
                 versions.append(version)
-                entry: dict[str, Any] = {
-                    "encoding": w.encoding,
-                    "key": w.key,
-                    "sha256": w.sha256,
-                    "version": version,
-                }
-                if w.namespace != own:
-                    entry["namespace"] = w.namespace
-                if w.tags:
-                    entry["tags"] = list(w.tags)
-                if w.expires_at is not None:
-                    entry["expires_at"] = w.expires_at
-                if w.created_at is not None:
-                    entry["created_at"] = w.created_at
+                entry = write_entry(w, version, own)
                 entries.append(entry)
                 rows.append(
                     (
@@ -936,27 +913,6 @@ def _check_member(conn: sqlite3.Connection, agent: str, space: str) -> None:
         raise AccessDenied(
             f"agent {agent!r} is not a member of space {space!r}; ask its creator {row[1]!r}"
         )
-
-
-def _check_shared_write(
-    w: MemoryWrite,
-    agent: str,
-    current: tuple[int, str | None],
-    stale: list[tuple[MemoryWrite, int, int, str | None]],
-    index: int,
-) -> None:
-    """Compare-and-set and stale-write checks of one shared write (pure: no I/O)."""
-    version, author = current
-    if w.expected_version is not None and version != w.expected_version:
-        raise VersionConflict(
-            f"{w.key!r} in {w.namespace!r} is at version {version}, not the expected"
-            f" {w.expected_version}; read it again and retry",
-            w.key,
-            w.expected_version,
-            version,
-        )
-    if w.check_stale and version and author != agent and w.seen_version != version:
-        stale.append((w, index, version, author))
 
 
 _open_stores: weakref.WeakSet[SqliteStore] = weakref.WeakSet()

@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from ._errors import VersionConflict
 from ._records import Event
 from ._signing import SignedHead
 
@@ -30,8 +31,11 @@ __all__ = [
     "Store",
     "StoredRow",
     "agent_namespace",
+    "check_shared_write",
+    "prefix_upper_bound",
     "space_namespace",
     "stored_sha256",
+    "write_entry",
 ]
 
 
@@ -322,3 +326,56 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix``."""
+    chars = list(prefix)
+    while chars:
+        last = ord(chars.pop())
+        if last < 0x10FFFF:
+            nxt = last + 1
+            if 0xD800 <= nxt <= 0xDFFF:  # skip surrogates, which cannot be stored
+                nxt = 0xE000
+            return "".join(chars) + chr(nxt)
+    return None
+
+
+def check_shared_write(
+    w: MemoryWrite,
+    agent: str,
+    current: tuple[int, str | None],
+    stale: list[tuple[MemoryWrite, int, int, str | None]],
+    index: int,
+) -> None:
+    """Compare-and-set and stale-write checks of one shared write (pure: no I/O)."""
+    version, author = current
+    if w.expected_version is not None and version != w.expected_version:
+        raise VersionConflict(
+            f"{w.key!r} in {w.namespace!r} is at version {version}, not the expected"
+            f" {w.expected_version}; read it again and retry",
+            w.key,
+            w.expected_version,
+            version,
+        )
+    if w.check_stale and version and author != agent and w.seen_version != version:
+        stale.append((w, index, version, author))
+
+
+def write_entry(w: MemoryWrite, version: int, own: str) -> dict[str, Any]:
+    """What the event payload records about one write (as SqliteStore records it)."""
+    entry: dict[str, Any] = {
+        "encoding": w.encoding,
+        "key": w.key,
+        "sha256": w.sha256,
+        "version": version,
+    }
+    if w.namespace != own:
+        entry["namespace"] = w.namespace
+    if w.tags:
+        entry["tags"] = list(w.tags)
+    if w.expires_at is not None:
+        entry["expires_at"] = w.expires_at
+    if w.created_at is not None:
+        entry["created_at"] = w.created_at
+    return entry
