@@ -554,7 +554,6 @@ def test_losing_a_resolution_race_raises_the_already_resolved_error(
     racing = _RacingStore(
         client.store, "conflict", lambda: researcher.resolve_conflict(conflict.id, keep="mine")
     )
-    assert isinstance(racing, Store)
     loser = AgentRuntime("coder", store=racing, clock=clock)  # type: ignore[arg-type]
     seq = head_seq(coder)
     with pytest.raises(OctopodaError) as info:
