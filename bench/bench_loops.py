@@ -38,7 +38,7 @@ RATIO_TARGET = 0.33  # benchmark 1's target: raw time / our time per remember
 BLOCK = 500
 KINDS = ("remember", "tool_call", "recall", "llm_call", "decision", "handoff")
 TOOLS = [f"tool_{i}" for i in range(12)]
-DETECTION_PROCESSORS = 7  # LoopGuard._count and the five detectors
+DETECTION_PROCESSORS = 1  # LoopGuard._detect: the counter, novelty tracker and detectors
 
 Action = tuple[str, tuple[Any, ...]]
 

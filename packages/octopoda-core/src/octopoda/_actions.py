@@ -198,6 +198,7 @@ class LoopGuard:
             except TypeError as exc:
                 raise InvalidInput(f"LoopPolicy(detectors={{{kind!r}: ...}}): {exc}") from None
         self._read_detectors = [d for d in self.detectors if getattr(d, "observes_reads", False)]
+        self._routes: dict[str, list[Processor]] = {}
         self.operations: Counter[str] = Counter()
         self.read_us: deque[float] = deque(maxlen=2048)
         self.write_us: deque[float] = deque(maxlen=2048)
@@ -214,10 +215,8 @@ class LoopGuard:
         row = self.store.agent(self.agent)
         if row is None:
             return
-        steps: list[Processor] = [self._count, self.novelty, *self.detectors]
         for event in self.store.events(self.agent, after_seq=max(0, row.head_seq - WARM_UP_EVENTS)):
-            for step in steps:
-                step(event)
+            self._detect(event)
         self.monitor.unannounced()  # already recorded by the process that saw them
         self.monitor.detections = 0
         if self.policy.spend_cap_usd is not None:
@@ -232,7 +231,28 @@ class LoopGuard:
     # -- the pipeline side ------------------------------------------------------------------
 
     def processors(self) -> list[Processor]:
-        return [self._count, self.novelty, *self.detectors]
+        """One pipeline processor: the action count, the novelty tracker, then the detectors
+        that look at events of this kind (routing by kind saves a call per detector)."""
+        return [self._detect]
+
+    def _route(self, kind: str) -> list[Processor]:
+        routes = self._routes.get(kind)
+        if routes is None:
+            routes = self._routes[kind] = [
+                d
+                for d in self.detectors
+                if kind in getattr(d, "kinds", ()) or not hasattr(d, "kinds")
+            ]
+        return routes
+
+    def _detect(self, event: Event) -> Event:
+        kind = event.kind
+        if kind not in NOT_ACTIONS:
+            self.monitor.tick(event.time)
+        self.novelty(event)
+        for detector in self._routes.get(kind) or self._route(kind):
+            detector(event)
+        return event
 
     def _count(self, event: Event) -> Event:
         if event.kind not in NOT_ACTIONS:

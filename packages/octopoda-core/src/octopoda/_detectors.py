@@ -349,6 +349,7 @@ class RetryDetector(_Detector):
     """The same tool with the same arguments, failing or returning the same result."""
 
     kind = "retry"
+    kinds = frozenset({"tool_call"})
 
     def __init__(
         self,
@@ -487,6 +488,7 @@ class OscillationDetector(_Detector):
     """A value or a choice alternating between a few states with nothing new."""
 
     kind = "oscillation"
+    kinds = WRITE_KINDS | {"decision", "tool_call"}
 
     def __init__(
         self,
@@ -610,6 +612,7 @@ class RecallWriteDetector(_Detector):
     again and again."""
 
     kind = "recall_write"
+    kinds = frozenset({"read", "remember", "shared_write"})
     observes_reads = True
 
     def __init__(self, monitor: LoopMonitor, *, min_churns: int = 3, streams: int = 1024) -> None:
@@ -697,6 +700,7 @@ class ReflectionDetector(_Detector):
     """The same decision, plan or self-critique restated with nothing new in between."""
 
     kind = "reflection"
+    kinds = frozenset({"decision"})
 
     def __init__(
         self,
@@ -769,6 +773,7 @@ class PingPongDetector(_Detector):
 
     kind = "ping_pong"
     KINDS = ("handoff", "message_sent")
+    kinds = frozenset({"handoff", "message_sent", "shared_write"})
 
     def __init__(
         self,
