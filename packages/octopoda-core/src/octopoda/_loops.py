@@ -103,12 +103,16 @@ class LoopMonitor:
         self.before = 0
         """The novelty count before the event being processed: a stream whose last link
         stored another value saw progress in between."""
+        self._unannounced = 0
+        # no active signal can expire before these (recomputed by _expire): ticks stay O(1)
+        self._due_actions = 0
+        self._due_time = 0.0
 
     def tick(self, time: float) -> None:
         """Count one action (detectors call this through the first detector)."""
         self._actions += 1
         self._now = time
-        if self._active:
+        if self._active and (self._actions > self._due_actions or time > self._due_time):
             self._expire()
 
     def _expire(self) -> None:
@@ -119,7 +123,13 @@ class LoopMonitor:
             or self._now - a.time > self.clear_after_seconds
         ]
         for key in stale:
-            del self._active[key]
+            if not self._active.pop(key).announced:
+                self._unannounced -= 1
+        if self._active:
+            self._due_actions = (
+                min(a.action_index for a in self._active.values()) + self.clear_after_actions
+            )
+            self._due_time = min(a.time for a in self._active.values()) + self.clear_after_seconds
 
     def report(self, stream: str, signal: LoopSignal) -> None:
         """A detector saw a loop in ``stream`` (again): keep the strongest, newest view."""
@@ -128,6 +138,10 @@ class LoopMonitor:
         if current is None:
             self._active[key] = _Active(signal, self._actions, self._now)
             self.detections += 1
+            self._unannounced += 1
+            if len(self._active) == 1:
+                self._due_actions = self._actions + self.clear_after_actions
+                self._due_time = self._now + self.clear_after_seconds
         else:
             current.signal = signal
             current.action_index = self._actions
@@ -136,12 +150,15 @@ class LoopMonitor:
     def clear(self, kind: str, stream: str) -> None:
         """Progress in ``stream``: its signal of ``kind`` is over."""
         if self._active:
-            self._active.pop((kind, stream), None)
+            gone = self._active.pop((kind, stream), None)
+            if gone is not None and not gone.announced:
+                self._unannounced -= 1
 
     def reset(self) -> None:
         """Forget every active signal, and start a new epoch of progress so that no chain
         that began before continues."""
         self._active.clear()
+        self._unannounced = 0
         self.novelty += 1
         self.before = self.novelty
 
@@ -153,6 +170,9 @@ class LoopMonitor:
 
     def unannounced(self) -> list[LoopSignal]:
         """Signals not yet recorded as ``loop_detected`` events (marks them recorded)."""
+        if not self._unannounced:
+            return []
+        self._unannounced = 0
         out = []
         for active in self._active.values():
             if not active.announced:
@@ -162,4 +182,4 @@ class LoopMonitor:
 
     @property
     def pending(self) -> bool:
-        return any(not a.announced for a in self._active.values())
+        return self._unannounced > 0
