@@ -250,7 +250,10 @@ class LoopGuard:
         if kind not in NOT_ACTIONS:
             self.monitor.tick(event.time)
         self.novelty(event)
-        for detector in self._routes.get(kind) or self._route(kind):
+        routes = self._routes.get(kind)
+        if routes is None:  # (an empty route list is cached too)
+            routes = self._route(kind)
+        for detector in routes:
             detector(event)
         return event
 
