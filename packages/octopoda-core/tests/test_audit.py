@@ -342,7 +342,7 @@ MEMORY_TAMPERS: dict[str, tuple[list[Statement], int, str]] = {
     "erased-without-an-erase-event": (
         [_memory_sql("UPDATE memories SET erased = 1, value = NULL", "user", 2)],
         USER_V2,
-        "differs",
+        "was erased without an erase event",
     ),
 }
 

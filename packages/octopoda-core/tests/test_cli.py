@@ -417,6 +417,7 @@ def test_reading_a_store_that_does_not_exist_fails_and_creates_nothing(tmp_path:
         ["memory", "list", "-a", "bot"],
         ["memory", "history", "-a", "bot", "k"],
         ["memory", "forget", "-a", "bot", "k"],
+        ["memory", "erase", "-a", "bot", "k", "--yes"],
         ["export", "-a", "bot"],
         ["agents"],
     ):
@@ -517,6 +518,80 @@ def test_forget_a_key_without_value_fails(db: Path) -> None:
     assert err.startswith("Error: nothing to forget: agent 'bot' has no key 'nope'")
     ok("memory", "forget", "--store", str(db), "-a", "bot", "k")
     assert "forgotten" in fails("memory", "forget", "--store", str(db), "-a", "bot", "k")
+
+
+def test_erase_with_yes_removes_every_value(db: Path) -> None:
+    put(db, "email", '"alice@example.com"', "--tag", "pii")
+    put(db, "email", '"alice@example.org"')
+    ok("memory", "forget", "--store", str(db), "-a", "bot", "email")
+    put(db, "email_verified", "true")
+    out = ok("memory", "erase", "--store", str(db), "-a", "bot", "email", "--yes").stdout
+    assert out == "email: erased versions 1, 2\n"
+    rows = ok_json("memory", "history", "--store", str(db), "-a", "bot", "email")
+    assert [(r["version"], r["state"], r["value"], r["erased"]) for r in rows] == [
+        (3, "forgotten", None, False),
+        (2, "erased", None, True),
+        (1, "erased", None, True),
+    ]
+    assert rows[2]["tags"] == ["pii"]
+    err = fails("memory", "get", "--store", str(db), "-a", "bot", "email", "--version", "1")
+    assert "version 1 of key 'email' of agent 'bot' was erased" in err
+    assert ok("memory", "get", "--store", str(db), "-a", "bot", "email_verified").stdout == (
+        "true\n"
+    )
+    assert [r["ok"] for r in ok_json("audit", "verify", "--store", str(db), "-a", "bot")] == [True]
+
+
+def test_erase_json_output_and_reason(db: Path) -> None:
+    put(db, "k", '"secret"')
+    erased = ok_json(
+        "memory", "erase", "--store", str(db), "-a", "bot", "k", "-y", "--reason", "GDPR 42"
+    )
+    assert set(erased) == {"agent", "key", "versions", "erased_at", "seq"}
+    assert (erased["agent"], erased["key"], erased["versions"], erased["seq"]) == (
+        "bot",
+        "k",
+        [1],
+        2,
+    )
+    with runtime_on(db) as rt:
+        event = rt.timeline()[-1]
+    assert (event.kind, event.seq, event.time) == ("erase", 2, erased["erased_at"])
+    assert event.payload == {"erased": [{"key": "k", "versions": [1]}], "reason": "GDPR 42"}
+
+
+def test_erase_asks_for_confirmation(db: Path) -> None:
+    put(db, "k", '"one"')
+    put(db, "k", '"two"')
+    prompt = "Erase the values of 2 versions of k (agent 'bot')? This cannot be undone [y/N]: "
+    for answer in ("n\n", "\n", ""):  # no, just Enter, end of input
+        refused = run("memory", "erase", "--store", str(db), "-a", "bot", "k", stdin=answer)
+        assert refused.exit_code == 1, refused.output
+        assert refused.stdout == ""
+        assert refused.stderr.startswith(prompt) and "Aborted" in refused.stderr
+    assert ok("memory", "get", "--store", str(db), "-a", "bot", "k").stdout == '"two"\n'
+    with runtime_on(db) as rt:
+        assert [e.kind for e in rt.timeline()] == ["remember", "remember"]
+    agreed = run("memory", "erase", "--store", str(db), "-a", "bot", "k", "--json", stdin="y\n")
+    assert agreed.exit_code == 0, agreed.output
+    assert agreed.stderr.startswith(prompt)
+    assert json.loads(agreed.stdout)["versions"] == [1, 2]  # stdout holds only the JSON
+    fails("memory", "get", "--store", str(db), "-a", "bot", "k")
+
+
+def test_erase_with_nothing_to_erase_fails_before_asking(db: Path) -> None:
+    put(db, "k", "1")
+    err = fails("memory", "erase", "--store", str(db), "-a", "bot", "nope")
+    assert err.startswith("Error: nothing to erase: agent 'bot' has no key 'nope'")
+    ok("memory", "erase", "--store", str(db), "-a", "bot", "k", "--yes")
+    err = fails("memory", "erase", "--store", str(db), "-a", "bot", "k")
+    assert err.startswith(
+        "Error: nothing to erase: no version of key 'k' of agent 'bot' holds a value"
+    )
+    err = fails("memory", "erase", "--store", str(db), "-a", "bot", "k", "--reason", " ")
+    assert "reason must not be blank" in err
+    with runtime_on(db) as rt:
+        assert [e.kind for e in rt.timeline()] == ["remember", "erase"]
 
 
 # -- export / import ----------------------------------------------------------------------------
@@ -759,6 +834,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda export",
         "octopoda import",
         "octopoda memory",
+        "octopoda memory erase",
         "octopoda memory forget",
         "octopoda memory get",
         "octopoda memory history",

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ._loops import LoopEventRef, LoopSignal, LoopStatus
     from ._postgres import PostgresStore
     from ._records import (
+        EraseResult,
         Event,
         ImportResult,
         MemoryHealth,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         AgentRow,
         ConflictRow,
         CreateSpace,
+        EraseKey,
         MarkRead,
         MemoryWrite,
         MessageRow,
@@ -82,6 +84,7 @@ _LAZY: dict[str, str] = {
     "SharedVersion": "._collab",
     "SpaceRow": "._store",
     "CreateSpace": "._store",
+    "EraseKey": "._store",
     "MarkRead": "._store",
     "Op": "._store",
     "ResolveConflict": "._store",
@@ -100,6 +103,7 @@ _LAZY: dict[str, str] = {
     "AuditTrail": "._audit",
     "ChainHead": "._audit",
     "Decision": "._timeline",
+    "EraseResult": "._records",
     "Event": "._records",
     "ImportResult": "._records",
     "MemoryDiff": "._timeline",
@@ -156,6 +160,8 @@ __all__ = [
     "ConflictRow",
     "CreateSpace",
     "Decision",
+    "EraseKey",
+    "EraseResult",
     "Event",
     "Goal",
     "ImportResult",

@@ -4,7 +4,10 @@
 for the exact format), checks that seqs run 1..N without gaps and that each event names its
 predecessor's hash, compares the last event with the head the store keeps, and optionally
 with a head the caller kept elsewhere (``expected_head``). It also checks that the memory
-rows are exactly the writes the events recorded (``check_memories``).
+rows are exactly the writes the events recorded (``check_memories``). An erased row has
+lost its value, so its digest cannot be checked: it must be listed by a later event's
+``erased`` entries (an ``erase`` event), and every version such an entry lists must be
+erased.
 
 Audit bundle format (``format_version`` 1), self-contained and verifiable offline::
 
@@ -28,7 +31,7 @@ from ._canonical import canonical_text
 from ._errors import AuditChainBroken, InvalidBundle, InvalidInput
 from ._events import GENESIS_HASH, chain_hasher
 from ._signing import SignedHead, public_key_hex, sign, signature_valid
-from ._store import Store, agent_namespace, stored_sha256
+from ._store import Store, StoredRow, agent_namespace, stored_sha256
 from ._version import __version__
 
 __all__ = ["AuditTrail", "ChainHead", "VerifyReport", "verify_audit_bundle"]
@@ -175,6 +178,17 @@ def _writes(payload_text: str) -> list[dict[str, Any]]:
     return writes if isinstance(writes, list) else []
 
 
+def _note_erasures(payload_text: str, seq: int, erasures: dict[tuple[str, int], int]) -> None:
+    """Record the versions an event's ``erased`` entries list: ``(key, version) -> seq``."""
+    if '"erased"' not in payload_text:
+        return
+    entries = _scan(payload_text)[0].get("erased")
+    for entry in entries if isinstance(entries, list) else ():
+        versions = entry.get("versions") if isinstance(entry, dict) else None
+        for version in versions if isinstance(versions, list) else ():
+            erasures.setdefault((str(entry.get("key")), version), seq)
+
+
 class AuditTrail:
     """``agent.audit``: the agent's hash-chained event log."""
 
@@ -209,6 +223,7 @@ class AuditTrail:
             return walk.report(self.head())
         recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]] = {}
         elsewhere: list[tuple[int, float, dict[str, Any]]] = []
+        erasures: dict[tuple[str, int], int] = {}
         step = walk.step
         for _agent, seq, time, kind, payload_text, prev, h in self._store.chain_rows(self._agent):
             if not step(seq, time, kind, payload_text, prev, h):
@@ -219,13 +234,14 @@ class AuditTrail:
                         recorded[(entry["key"], entry["version"])] = (seq, time, entry)
                     else:
                         elsewhere.append((seq, time, entry))
+                _note_erasures(payload_text, seq, erasures)
         head = self.head()
         if self._store.agent(self._agent) is None and walk.seq > 0:
             walk.fail(1, "the agent's stored head is missing although it has events")
         walk.finish(head)
         checked_rows = 0
         if check_memories and walk.bad is None:
-            checked_rows = self._check_memories(walk, recorded)
+            checked_rows = self._check_memories(walk, recorded, erasures)
         if check_memories and walk.bad is None:
             checked_rows += self._check_elsewhere(walk, elsewhere)
         return walk.report(head, checked_rows)
@@ -275,32 +291,27 @@ class AuditTrail:
         return self._store.signed_heads(self._agent)
 
     def _check_memories(
-        self, walk: _Walk, recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]]
+        self,
+        walk: _Walk,
+        recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]],
+        erasures: dict[tuple[str, int], int],
     ) -> int:
         checked = 0
         for row in self._store.all_versions(agent_namespace(self._agent)):
             checked += 1
             found = recorded.pop((row.key, row.version), None)
-            if found is None or found[0] != row.seq:
-                walk.fail(row.seq, f"memory {row.key!r} v{row.version} has no matching write event")
-                return checked
-            _, time, entry = found
-            stored = (row.encoding, list(row.tags), row.expires_at, row.created_at, row.author)
-            claimed = (
-                entry.get("encoding"),
-                entry.get("tags", []),
-                entry.get("expires_at"),
-                entry.get("created_at", time),
-                self._agent,
+            problem = _row_problem(
+                row, found, erasures.pop((row.key, row.version), None), self._agent
             )
-            if stored != claimed or row.erased or stored_sha256(row) != entry.get("sha256"):
-                walk.fail(
-                    row.seq, f"memory {row.key!r} v{row.version} differs from its audited write"
-                )
+            if problem is not None:
+                walk.fail(*problem)
                 return checked
         if recorded:
             (key, version), (seq, _, _) = min(recorded.items(), key=lambda kv: kv[1][0])
             walk.fail(seq, f"memory {key!r} v{version} was written (seq {seq}) but its row is gone")
+        elif erasures:
+            (key, version), seq = min(erasures.items(), key=lambda kv: kv[1])
+            walk.fail(seq, f"erase event {seq} lists {key!r} v{version}, which has no row")
         return checked
 
     def export(self) -> dict[str, Any]:
@@ -324,6 +335,42 @@ class AuditTrail:
             ],
             "signatures": [h.to_dict() for h in self.signed_heads()],
         }
+
+
+def _row_problem(
+    row: StoredRow,
+    found: tuple[int, float, dict[str, Any]] | None,
+    erased_at: int | None,
+    agent: str,
+) -> tuple[int, str] | None:
+    """Why a row of the agent's memory does not match its audited write (and erasure):
+    the seq to report and the reason, or None."""
+    where = f"memory {row.key!r} v{row.version}"
+    if found is None or found[0] != row.seq:
+        return row.seq, f"{where} has no matching write event"
+    _, time, entry = found
+    stored = (row.encoding, list(row.tags), row.expires_at, row.created_at, row.author)
+    claimed = (
+        entry.get("encoding"),
+        entry.get("tags", []),
+        entry.get("expires_at"),
+        entry.get("created_at", time),
+        agent,
+    )
+    if row.erased:  # the value is gone: everything but its digest is still checked
+        if erased_at is None or erased_at <= row.seq:
+            return row.seq, f"{where} was erased without an erase event"
+        if stored != claimed or row.data is not None:
+            return row.seq, f"{where} differs from its audited write"
+        return None
+    if erased_at is not None:
+        return erased_at, (
+            f"erase event {erased_at} lists {row.key!r} v{row.version} but its value is"
+            " still stored"
+        )
+    if stored != claimed or stored_sha256(row) != entry.get("sha256"):
+        return row.seq, f"{where} differs from its audited write"
+    return None
 
 
 def _as_head(value: ChainHead | tuple[int, str] | dict[str, Any] | None) -> ChainHead | None:

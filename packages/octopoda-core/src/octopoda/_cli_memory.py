@@ -1,4 +1,4 @@
-"""``octopoda memory put|get|history|list|forget`` and ``octopoda export|import``."""
+"""``octopoda memory put|get|history|list|forget|erase`` and ``octopoda export|import``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ._cli_options import CliState, agent_option, json_option, pass_state, store
 from ._cli_output import count, iso_time, preview, record, table, text_cell, to_json, version_state
 from ._errors import InvalidBundle, NotFound
 from ._runtime import AgentRuntime
+from ._values import validate_reason
 
 __all__ = ["export_command", "import_command", "memory", "parse_value"]
 
@@ -67,7 +68,7 @@ def _absence(runtime: AgentRuntime, key: str, version: int | None = None) -> str
 
 @click.group()
 def memory() -> None:
-    """Write, read, list and forget an agent's memories."""
+    """Write, read, list, forget and erase an agent's memories."""
 
 
 @memory.command("put")
@@ -217,6 +218,55 @@ def forget(state: CliState, agent: str, key: str, as_json: bool) -> None:
         click.echo(to_json(record(written, agent=agent)))
     else:
         click.echo(f"{text_cell(key)}: forgotten (tombstone version {written.version})")
+
+
+@memory.command("erase")
+@store_option
+@agent_option
+@click.argument("key")
+@click.option("--reason", metavar="TEXT", help="Why, recorded in the audit event.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@pass_state
+def erase(
+    state: CliState, agent: str, key: str, reason: str | None, yes: bool, as_json: bool
+) -> None:
+    """Erase KEY: remove the value of every version of it, for good.
+
+    The versions, their times and the audit trail stay; the content cannot be brought back
+    (forget, by contrast, keeps it in the history). Asks for confirmation unless --yes.
+    Exits 1 when no version of KEY holds a value (nothing is written then).
+    """
+    validate_reason(reason)  # refuse a blank reason before asking anything
+    runtime = state.runtime(agent)
+    held = [v.version for v in runtime.recall_history(key) if not (v.tombstone or v.erased)]
+    if not held:
+        raise NotFound(f"nothing to erase: {_no_value(runtime, key)}")
+    if not yes:
+        click.confirm(
+            f"Erase the values of {count(len(held), 'version')} of {text_cell(key)}"
+            f" (agent {agent!r})? This cannot be undone",
+            abort=True,
+            err=True,
+        )
+    erased = runtime.erase(key, reason=reason)
+    if erased is None:  # erased by someone else meanwhile
+        raise NotFound(f"nothing to erase: {_no_value(runtime, key)}")
+    if as_json:
+        click.echo(to_json(record(erased, agent=agent)))
+    else:
+        versions = ", ".join(str(v) for v in erased.versions)
+        noun = "version" if len(erased.versions) == 1 else "versions"
+        click.echo(f"{text_cell(key)}: erased {noun} {versions}")
+
+
+def _no_value(runtime: AgentRuntime, key: str) -> str:
+    if not runtime.recall_history(key):
+        return _absence(runtime, key)
+    return (
+        f"no version of key {key!r} of agent {runtime.agent_id!r} holds a value"
+        " (each is erased or a tombstone); see `octopoda memory history`"
+    )
 
 
 @click.command("export")

@@ -22,6 +22,12 @@ Chain format (enough to write a verifier in another language)::
 ``body`` is exactly ``canonical_json({"agent", "kind", "payload", "prev_hash", "seq",
 "time"})``: the event without its hash. ``prev_hash`` of seq 1 is 64 zeros (32 zero bytes);
 ``seq`` starts at 1 and has no gaps; ``time`` is Unix epoch seconds.
+
+Payloads by kind are listed in ``docs/audit.md``. The store fills two of their fields:
+``writes``, one entry per new memory version (``key``, ``version``, ``encoding``,
+``sha256``, ...), and ``erased``, one entry per key whose values an ``erase`` event removed
+(``{"key": "user_email", "versions": [1, 2]}``); an ``erase`` event also has ``reason`` when
+one was given.
 """
 
 from __future__ import annotations

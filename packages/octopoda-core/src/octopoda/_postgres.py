@@ -53,6 +53,7 @@ from ._store import (
     AgentRow,
     ConflictRow,
     CreateSpace,
+    EraseKey,
     MarkRead,
     MemoryWrite,
     MessageRow,
@@ -63,7 +64,9 @@ from ._store import (
     SpaceRow,
     StoredRow,
     agent_namespace,
+    check_erase,
     check_shared_write,
+    erase_entry,
     write_entry,
 )
 
@@ -159,6 +162,9 @@ def _check_commit(
                 _check_storable(member, "space member")
         elif isinstance(op, ResolveConflict):
             _check_storable(op.resolution, "resolution")
+        elif isinstance(op, EraseKey):
+            _check_storable(op.key, "key")
+            check_erase(op, event.agent)
 
 
 def _row(r: tuple[Any, ...]) -> StoredRow:
@@ -278,6 +284,7 @@ class _Commit:
         self.memory_rows: list[tuple[Any, ...]] = []
         self.conflict_rows: list[tuple[Any, ...]] = []
         self.message_ids: list[int] = []
+        self.erased_versions: list[list[int]] = []
 
     def run(self, conn: Connection, sql: str, params: Sequence[Any] | None = None) -> Any:
         if self.tracer is not None:
@@ -312,6 +319,8 @@ class _Commit:
                 self.op_cursors.append(run(conn, q.CONFLICT_STATE, (op.conflict_id,)))
             elif isinstance(op, CreateSpace):
                 self.op_cursors.append(None)  # read with the spaces above
+            elif isinstance(op, EraseKey):
+                self.op_cursors.append(run(conn, q.ERASABLE, (op.namespace, op.key)))
             else:  # pragma: no cover - exhaustive
                 raise TypeError(f"unknown store operation {op!r}")
 
@@ -382,6 +391,7 @@ class _Commit:
         agent = event.agent
         marked: set[int] = set()
         resolved: dict[int, str] = {}
+        erased: set[str] = set()
         for op, cursor in zip(self.ops, self.op_cursors, strict=True):
             found: Any = None if cursor is None else cursor.fetchone()
             if isinstance(op, SendMessage):
@@ -411,6 +421,11 @@ class _Commit:
                 if found is None:
                     raise NotFound(f"no open conflict with id {op.conflict_id}")
                 resolved[op.conflict_id] = op.resolution
+            elif isinstance(op, EraseKey):  # a key erased earlier in this commit has no value
+                versions = [] if op.key in erased else list(found[0] or ())
+                event.payload.setdefault("erased", []).append(erase_entry(op, agent, versions))
+                self.erased_versions.append(versions)
+                erased.add(op.key)
 
     def finish(self, conn: Connection, event: Event) -> None:
         """Queue round trip 2: rows, operations, the event, the head, then COMMIT."""
@@ -425,6 +440,7 @@ class _Commit:
         for row in self.conflict_rows:
             run(conn, q.INSERT_CONFLICT, row)
         message_ids = iter(self.message_ids)
+        erased_versions = iter(self.erased_versions)
         for op in self.ops:
             if isinstance(op, SendMessage):
                 sender = (next(message_ids), agent, op.recipient, op.space, op.message_type)
@@ -437,6 +453,8 @@ class _Commit:
                 run(conn, q.INSERT_SPACE, (op.name, event.time, agent, members))
             elif isinstance(op, ResolveConflict):
                 run(conn, q.RESOLVE_CONFLICT, (op.resolution, agent, event.time, op.conflict_id))
+            elif isinstance(op, EraseKey):
+                run(conn, q.ERASE, (op.namespace, op.key, next(erased_versions)))
         chained = (event.payload_text, event.prev_hash, event.hash)
         head = (event.seq, event.hash, event.time, agent)
         run(conn, q.INSERT_EVENT, (agent, event.seq, event.time, event.kind, *chained, *head))

@@ -7,8 +7,8 @@ Never edit a migration that has shipped; add another. The tables are the SQLite 
   compared and ordered by their UTF-8 bytes, exactly like SQLite's BINARY collation,
   whatever the database's locale;
 * a value is stored in ``value_text`` (``json``: the exact JSON text, so its SHA-256 in the
-  audit event is over the same bytes) or ``value_bytea`` (``bytes``); a tombstone has
-  neither;
+  audit event is over the same bytes) or ``value_bytea`` (``bytes``); a tombstone and an
+  erased version have neither;
 * tags and space members are ``jsonb`` arrays (tags are queried by containment);
 * times are ``double precision`` Unix seconds, as in SQLite; ids are identity columns.
 
@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from ._store import (
     CreateSpace,
+    EraseKey,
     MemoryWrite,
     Op,
     ResolveConflict,
@@ -237,6 +238,11 @@ SPACES_NAMED: Final = (
     "SELECT name, members, created_by FROM spaces WHERE name = ANY(%s::text[]) ORDER BY name"
 )
 CONFLICT_STATE: Final = "SELECT status, resolution FROM conflicts WHERE id = %s"
+# The versions of a key that still hold a value (params: namespace, key), for an erasure.
+ERASABLE: Final = (
+    "SELECT array_agg(version ORDER BY version) FROM memories WHERE namespace = %s AND key = %s"
+    " AND NOT erased AND encoding <> 'tombstone'"
+)
 
 # The second round trip: rows, operations, event, head; then COMMIT.
 INSERT_MEMORY: Final = (
@@ -259,6 +265,12 @@ INSERT_SPACE: Final = (
 RESOLVE_CONFLICT: Final = (
     "UPDATE conflicts SET status = 'resolved', resolution = %s, resolved_by = %s,"
     " resolved_at = %s WHERE id = %s"
+)
+# An erasure (params: namespace, key, versions). The old row versions stay in the table as
+# dead tuples until VACUUM removes them (docs/audit.md).
+ERASE: Final = (
+    "UPDATE memories SET value_text = NULL, value_bytea = NULL, erased = true"
+    " WHERE namespace = %s AND key = %s AND version = ANY(%s::bigint[])"
 )
 # The event and the agent's new head, in one statement.
 INSERT_EVENT: Final = (
@@ -410,12 +422,16 @@ def lock_plan(
 ) -> tuple[list[int], list[bool]]:
     """The advisory locks a commit takes, in the one global order, and whether each is shared.
 
-    The agent's lock (exclusive) serialises its chain head. Each written namespace is locked
-    shared and each written key exclusively; past :data:`KEY_LOCK_LIMIT` keys, the namespaces
-    are locked exclusively instead, which excludes every key writer there. Then the locks of
+    The agent's lock (exclusive) serialises its chain head. Each namespace written (or
+    erased in) is locked shared and each key written or erased exclusively; past
+    :data:`KEY_LOCK_LIMIT` keys, the namespaces are locked exclusively instead, which
+    excludes every key writer there. Then the locks of
     :func:`object_locks`. Every commit takes its locks in the order agent, namespaces, keys,
     objects (by id within each), so commits never wait for each other in a cycle.
     """
+    erased = [(op.namespace, op.key) for op in ops if isinstance(op, EraseKey)]
+    if erased:
+        slots = list(dict.fromkeys([*slots, *erased]))
     bulk = len(slots) > KEY_LOCK_LIMIT
     namespaces = sorted({lock_id(b"namespace", ns) for ns, _ in slots})
     keys = [] if bulk else sorted({lock_id(b"key", ns, key) for ns, key in slots})
@@ -468,7 +484,7 @@ def current_query(
     )
     outer: list[str] = []
     if not include_dead:
-        outer.append("encoding <> 'tombstone'")
+        outer.append("encoding <> 'tombstone' AND NOT erased")
         if now is not None:
             outer.append("(expires_at IS NULL OR expires_at > %s)")
             params.append(now)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 __all__ = [
+    "EraseResult",
     "Event",
     "ImportResult",
     "MemoryHealth",
@@ -28,6 +29,16 @@ class VersionRecord(NamedTuple):
     created_at: float
     seq: int
     tombstone: bool = False
+
+
+class EraseResult(NamedTuple):
+    """What ``erase`` did: the versions of ``key`` whose values it removed, in event ``seq``
+    (at ``erased_at``)."""
+
+    key: str
+    versions: tuple[int, ...]
+    erased_at: float
+    seq: int
 
 
 class RecallResult(NamedTuple):

@@ -23,6 +23,7 @@ from ._errors import (
 )
 from ._events import Pipeline, Processor
 from ._records import (
+    EraseResult,
     Event,
     ImportResult,
     MemoryHealth,
@@ -33,7 +34,15 @@ from ._records import (
     Snapshot,
     VersionRecord,
 )
-from ._store import MemoryWrite, Op, Store, StoredRow, agent_namespace, stored_sha256
+from ._store import (
+    EraseKey,
+    MemoryWrite,
+    Op,
+    Store,
+    StoredRow,
+    agent_namespace,
+    stored_sha256,
+)
 from ._timeline import Decision, MemoryDiff, MemoryView, diff_rows, text_similarity
 from ._values import (
     decode_value,
@@ -42,6 +51,7 @@ from ._values import (
     validate_key,
     validate_limit,
     validate_prefix,
+    validate_reason,
     validate_tags,
 )
 from ._version import __version__
@@ -252,7 +262,7 @@ class AgentRuntime(ActionsMixin, CollabMixin):
     def recall(self, key: str, *, version: int | None = None) -> RecallResult:
         """The current value of ``key`` (or a given ``version``).
 
-        A missing, forgotten or expired key gives ``found=False`` and ``value=None``.
+        A missing, forgotten, expired or erased key gives ``found=False`` and ``value=None``.
         """
         started = time.perf_counter()
         key = validate_key(key)
@@ -344,11 +354,14 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         return [item.key for item in self.search(prefix, limit=None)]
 
     def _unchanged(
-        self, plan: Callable[[float], tuple[str, dict[str, Any], list[MemoryWrite]] | None]
+        self,
+        plan: Callable[[float], tuple[str, dict[str, Any], list[MemoryWrite]] | None],
+        *,
+        ops: Sequence[Op] = (),
     ) -> tuple[Event, list[MemoryWrite], list[int], float] | None:
         """Read-then-write without races: ``plan(now)`` reads the agent's memory and returns
-        what to commit (or None); the commit only succeeds if no other writer moved the
-        agent meanwhile, else it is planned again."""
+        what to commit (or None); the commit (with ``ops``) only succeeds if no other writer
+        moved the agent meanwhile, else it is planned again."""
         for _ in range(50):
             row = self._store.agent(self._agent_id)
             seq = 0 if row is None else row.head_seq
@@ -358,7 +371,9 @@ class AgentRuntime(ActionsMixin, CollabMixin):
                 return None
             kind, payload, writes = planned
             try:
-                event, versions = self._commit(kind, payload, writes, now=now, expected_seq=seq)
+                event, versions = self._commit(
+                    kind, payload, writes, now=now, ops=ops, expected_seq=seq
+                )
             except VersionConflict:
                 continue
             return event, writes, versions, now
@@ -419,6 +434,40 @@ class AgentRuntime(ActionsMixin, CollabMixin):
 
         return self._tombstones(stale, {"reason": "stale", "max_age_seconds": max_age})
 
+    def erase(self, key: str, *, reason: str | None = None) -> EraseResult | None:
+        """Remove the content of ``key`` for good (a GDPR erasure request, say).
+
+        Every version that still holds a value loses it, in one audited ``erase`` event that
+        lists the versions (and ``reason``, if given). The history stays: versions, times,
+        tags, seqs and the value digests in earlier events; ``recall`` says not found and
+        ``recall_history`` shows those versions with ``erased=True`` and value None. Unlike
+        :meth:`forget`, nothing can bring the content back: ``as_of``, ``diff``,
+        ``restore`` and ``export_memories`` see an erased version as no value at all. The
+        key is exact (no prefix); a later ``remember`` writes its next version as usual.
+
+        On SQLite the freed bytes are overwritten with zeros and the write-ahead log is
+        checkpointed and truncated (best effort while other connections read); on
+        PostgreSQL the old row versions remain until VACUUM (see docs/audit.md).
+
+        Returns None (and writes nothing) when no version of ``key`` holds a value.
+        """
+        key = validate_key(key)
+        reason = validate_reason(reason)
+        payload: dict[str, Any] = {} if reason is None else {"reason": reason}
+
+        def plan(now: float) -> tuple[str, dict[str, Any], list[MemoryWrite]] | None:
+            rows = self._store.history(self._ns, key)
+            if all(row.tombstone or row.erased for row in rows):
+                return None
+            return "erase", dict(payload), []
+
+        done = self._unchanged(plan, ops=(EraseKey(self._ns, key),))
+        if done is None:
+            return None
+        event, _, _, now = done
+        versions = tuple(event.payload["erased"][0]["versions"])
+        return EraseResult(key, versions, now, event.seq)
+
     # -- snapshots --------------------------------------------------------------------------
 
     def snapshot(self, name: str | None = None, *, replace: bool = False) -> Snapshot:
@@ -460,7 +509,9 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         """Bring memory back to the snapshot ``name`` by writing new versions.
 
         Keys that changed since are written back; keys created since are tombstoned.
-        History stays whole, and the restore is one audited event.
+        History stays whole, and the restore is one audited event. A value erased since
+        (:meth:`erase`) cannot come back: its key counts as absent at the snapshot, so it is
+        tombstoned if it has a value now and left alone otherwise.
         """
         snap = self._store.snapshot(self._agent_id, validate_key(name))
         if snap is None:

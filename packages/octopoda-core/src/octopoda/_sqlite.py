@@ -9,6 +9,7 @@ inside it). SQL lives in module constants; the class only executes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -35,6 +36,7 @@ from ._store import (
     AgentRow,
     ConflictRow,
     CreateSpace,
+    EraseKey,
     MarkRead,
     MemoryWrite,
     MessageRow,
@@ -45,7 +47,9 @@ from ._store import (
     SpaceRow,
     StoredRow,
     agent_namespace,
+    check_erase,
     check_shared_write,
+    erase_entry,
     prefix_upper_bound,
     write_entry,
 )
@@ -154,7 +158,17 @@ _SQL_PARTY_MESSAGES: Final = (
 _SQL_MARK_READ: Final = (
     "UPDATE messages SET read_at = ? WHERE id = ? AND recipient = ? AND read_at IS NULL"
 )
+_SQL_ERASABLE: Final = (
+    "SELECT version FROM memories WHERE namespace = ? AND key = ? AND erased = 0"
+    " AND encoding != 'tombstone' ORDER BY version"
+)
+_SQL_ERASE: Final = (
+    "UPDATE memories SET value = NULL, erased = 1 WHERE namespace = ? AND key = ?"
+    " AND erased = 0 AND encoding != 'tombstone'"
+)
+_SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reports
 _CHUNK: Final = 5000
+_CHECKPOINT_WAIT_MS: Final = 100
 
 
 def current_query(
@@ -189,7 +203,7 @@ def current_query(
     params.append(namespace)
     outer: list[str] = []
     if not include_dead:
-        outer.append("m.encoding != 'tombstone'")
+        outer.append("m.encoding != 'tombstone' AND m.erased = 0")
         if now is not None:
             outer.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             params.append(now)
@@ -463,6 +477,8 @@ class SqliteStore:
                     raise
             except sqlite3.Error as exc:
                 raise self._storage_error(exc) from None
+            if ops and any(isinstance(op, EraseKey) for op in ops):
+                self._truncate_wal(conn)
             return result
 
     def _commit(
@@ -635,8 +651,28 @@ class SqliteStore:
                             f"conflict {op.conflict_id} is already resolved ({done[0]})"
                         )
                     raise NotFound(f"no open conflict with id {op.conflict_id}")
+            elif isinstance(op, EraseKey):
+                check_erase(op, agent)
+                erasable = conn.execute(_SQL_ERASABLE, (op.namespace, op.key)).fetchall()
+                entry = erase_entry(op, agent, [r[0] for r in erasable])
+                _erase_securely(conn, op)
+                event.payload.setdefault("erased", []).append(entry)
             else:  # pragma: no cover - exhaustive
                 raise TypeError(f"unknown store operation {op!r}")
+
+    def _truncate_wal(self, conn: sqlite3.Connection) -> None:
+        """After an erasure: copy the WAL into the database file and truncate it, so the
+        erased values' old page images are left in neither. Best effort: a reader on another
+        connection still using an older snapshot prevents it, which is not an error (the
+        erasure is committed either way; later checkpoints copy the zeroed pages over)."""
+        if self._path == ":memory:":
+            return
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute(f"PRAGMA busy_timeout = {_CHECKPOINT_WAIT_MS}")  # never hang on readers
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -904,6 +940,18 @@ class SqliteStore:
 
 def _space(r: tuple[Any, ...]) -> SpaceRow:
     return SpaceRow(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])))
+
+
+def _erase_securely(conn: sqlite3.Connection, op: EraseKey) -> None:
+    """Inside the write transaction: drop the values of ``op.key`` with ``secure_delete`` on,
+    so SQLite overwrites the freed bytes with zeros instead of leaving them in free space;
+    the connection's previous setting is restored afterwards."""
+    previous = conn.execute("PRAGMA secure_delete").fetchone()[0]
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        conn.execute(_SQL_ERASE, (op.namespace, op.key))
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {_SECURE_DELETE[previous]}")
 
 
 def _check_member(conn: sqlite3.Connection, agent: str, space: str) -> None:

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from ._errors import VersionConflict
+from ._errors import InvalidInput, NotFound, VersionConflict
 from ._records import Event
 from ._signing import SignedHead
 
@@ -20,6 +20,7 @@ __all__ = [
     "AgentRow",
     "ConflictRow",
     "CreateSpace",
+    "EraseKey",
     "MarkRead",
     "MemoryWrite",
     "MessageRow",
@@ -31,7 +32,9 @@ __all__ = [
     "Store",
     "StoredRow",
     "agent_namespace",
+    "check_erase",
     "check_shared_write",
+    "erase_entry",
     "prefix_upper_bound",
     "space_namespace",
     "stored_sha256",
@@ -103,7 +106,21 @@ class MarkRead(NamedTuple):
     message_id: int
 
 
-Op = CreateSpace | ResolveConflict | SendMessage | MarkRead
+class EraseKey(NamedTuple):
+    """Erase the content of ``key``: every version that still holds a value keeps its row
+    (version, times, tags, seq) but loses its value and is marked ``erased``.
+
+    Only the acting agent's own memory can be erased (``namespace`` is
+    ``agent_namespace(agent)``). The store records ``{"key", "versions"}`` in the event's
+    ``payload["erased"]`` list and raises ``NotFound`` when no version holds a value, so a
+    commit never records an erasure that did not happen.
+    """
+
+    namespace: str
+    key: str
+
+
+Op = CreateSpace | ResolveConflict | SendMessage | MarkRead | EraseKey
 
 
 class SpaceRow(NamedTuple):
@@ -165,7 +182,10 @@ class StoredRow(NamedTuple):
 
 
 def stored_sha256(row: StoredRow) -> str | None:
-    """SHA-256 of a row's stored bytes (what audit events record), None for no value."""
+    """SHA-256 of a row's stored bytes (what audit events record), None for no value
+    (a tombstone or an erased version)."""
+    if row.data is None:
+        return None
     if row.encoding == "json":
         return hashlib.sha256(row.data.encode("utf-8")).hexdigest()
     if row.encoding == "bytes":
@@ -217,8 +237,8 @@ class Store(Protocol):
         record ``snapshot`` (a name) at the event's seq when given (moving an existing one
         only with ``replace_snapshot``; otherwise a taken name raises ``InvalidInput``).
         With ``status`` (``(status, reason)``), set the agent's status in the same transaction.
-        ``ops`` (spaces, conflict resolutions, messages) apply before the pipeline runs, and
-        what they create is recorded in the payload (``message_id``, ``space``, ...).
+        ``ops`` (spaces, conflict resolutions, messages, erasures) apply before the pipeline
+        runs, and what they create is recorded in the payload (``message_id``, ``erased``, ...).
         ``expected_seq``: raise ``VersionConflict`` unless the agent's head is still at that
         seq (optimistic concurrency for read-then-write operations such as restore).
         Returns the stored event and the versions assigned, in the order of ``writes``.
@@ -249,7 +269,8 @@ class Store(Protocol):
     ) -> list[StoredRow]:
         """Latest version per key (as of ``as_of_seq``), ordered by key.
 
-        Without ``include_dead``, tombstones and versions expired at ``now`` are left out.
+        Without ``include_dead``, tombstones, erased versions and versions expired at ``now``
+        are left out (a key whose latest version then is erased has no value then).
         """
         ...
 
@@ -360,6 +381,27 @@ def check_shared_write(
         )
     if w.check_stale and version and author != agent and w.seen_version != version:
         stale.append((w, index, version, author))
+
+
+def check_erase(op: EraseKey, agent: str) -> None:
+    """Refuse an erasure outside the acting agent's own memory (pure: no I/O)."""
+    own = agent_namespace(agent)
+    if op.namespace != own:
+        raise InvalidInput(
+            f"agent {agent!r} can only erase keys of its own memory ({own!r}),"
+            f" not of {op.namespace!r}"
+        )
+
+
+def erase_entry(op: EraseKey, agent: str, versions: list[int]) -> dict[str, Any]:
+    """What the event payload records about one erasure (``payload["erased"]`` items);
+    ``NotFound`` when there is nothing to erase."""
+    if not versions:
+        raise NotFound(
+            f"agent {agent!r} has no value to erase under key {op.key!r}"
+            " (no version of it holds one)"
+        )
+    return {"key": op.key, "versions": versions}
 
 
 def write_entry(w: MemoryWrite, version: int, own: str) -> dict[str, Any]:

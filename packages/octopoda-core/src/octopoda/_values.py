@@ -23,6 +23,7 @@ from ._errors import InvalidAgentId, InvalidInput, InvalidKey, InvalidValue
 __all__ = [
     "MAX_AGENT_ID_LENGTH",
     "MAX_KEY_LENGTH",
+    "MAX_REASON_LENGTH",
     "MAX_VALUE_BYTES",
     "EncodedValue",
     "decode_value",
@@ -31,6 +32,7 @@ __all__ = [
     "validate_key",
     "validate_limit",
     "validate_prefix",
+    "validate_reason",
     "validate_seconds",
     "validate_tags",
 ]
@@ -40,6 +42,7 @@ MAX_AGENT_ID_LENGTH: Final = 256
 MAX_VALUE_BYTES: Final = 16 * 1024 * 1024
 MAX_TAGS: Final = 64
 MAX_TAG_LENGTH: Final = 256
+MAX_REASON_LENGTH: Final = 4096
 
 _c_encode = c_encoder(sort_keys=False)
 _py_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
@@ -101,6 +104,19 @@ def validate_seconds(value: object, what: str, *, allow_zero: bool = False) -> f
     if value < 0 or (value == 0 and not allow_zero):
         raise InvalidInput(f"{what} must be positive, not {value!r}")
     return float(value)
+
+
+def validate_reason(reason: object) -> str | None:
+    """Return a reason recorded in an audit event (None, or a non-blank str), else raise
+    :class:`InvalidInput`."""
+    if reason is None:
+        return None
+    if not isinstance(reason, str):
+        raise InvalidInput(f"reason must be a str or None, not {type(reason).__name__}")
+    if not reason.strip():
+        raise InvalidInput("reason must not be blank; leave it out (None) instead")
+    _check_text(reason, "reason", MAX_REASON_LENGTH, InvalidInput)
+    return reason
 
 
 def validate_prefix(prefix: object) -> str:

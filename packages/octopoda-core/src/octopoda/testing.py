@@ -25,12 +25,12 @@ from typing import Any
 
 import pytest
 
-from ._errors import InvalidInput
+from ._errors import InvalidInput, NotFound
 from ._events import GENESIS_HASH, Pipeline, event_hash
 from ._records import Event
 from ._runtime import AgentRuntime
 from ._sqlite import SqliteStore
-from ._store import MemoryWrite, Store, agent_namespace
+from ._store import EraseKey, MemoryWrite, Store, agent_namespace
 
 __all__ = ["FrozenClock", "StoreConformance", "capture_events", "memory_store"]
 
@@ -284,3 +284,102 @@ class StoreConformance:
         assert snap is not None and snap.seq == e2.seq != e1.seq
         assert store.snapshot("a", "S") is None
         assert [s.name for s in store.snapshots("a")] == ["s"]
+
+    # -- erasure ----------------------------------------------------------------------------
+
+    def test_erase_key_removes_every_value_and_keeps_the_versions(self, store: Store) -> None:
+        blob = b"\x00secret"
+        self.commit(store, [_json_write("k", '"one"', tags=("p",))], time=10.0)
+        self.commit(
+            store,
+            [MemoryWrite(_NS, "k", "bytes", blob, hashlib.sha256(blob).hexdigest())],
+            time=11.0,
+        )
+        self.commit(store, [_tombstone("k")], time=12.0)
+        self.commit(store, [_json_write("k", '"four"', expires_at=5.0)], time=13.0)
+        self.commit(store, [_json_write("other", '"kept"')], time=14.0)
+        before = {(r.key, r.version): r for r in store.all_versions(_NS)}
+        event, versions = self.commit(store, [], kind="erase", ops=[EraseKey(_NS, "k")])
+        assert versions == []
+        assert event.payload["erased"] == [{"key": "k", "versions": [1, 2, 4]}]
+        stored = list(store.events("a"))[-1]
+        assert (stored.seq, stored.kind, stored.payload) == (6, "erase", event.payload)
+        after = {(r.key, r.version): r for r in store.all_versions(_NS)}
+        assert after.keys() == before.keys()
+        for (key, version), row in after.items():
+            old = before[(key, version)]
+            if key == "k" and version != 3:
+                assert (row.data, row.erased) == (None, True)
+                assert row._replace(data=old.data, erased=False) == old
+            else:
+                assert row == old and not row.erased  # the tombstone and "other" as they were
+        assert store.value_bytes(_NS) == len('"kept"')
+        assert [r.key for r in store.current(_NS)] == ["other"]
+        assert [r.key for r in store.current(_NS, as_of_seq=2)] == []  # gone at every point
+        dead = {r.key: r for r in store.current(_NS, include_dead=True)}
+        assert dead["k"].version == 4 and dead["k"].erased
+        # A later write is the next version, as usual.
+        _, versions = self.commit(store, [_json_write("k", '"five"')])
+        assert versions == [5]
+        assert [(r.version, r.data) for r in store.current(_NS)] == [(5, '"five"'), (1, '"kept"')]
+
+    def test_erase_key_with_nothing_to_erase_stores_nothing(self, store: Store) -> None:
+        writes = [_json_write(k, '"v"') for k in ("once", "gone", "twice")]
+        self.commit(store, [*writes, _tombstone("only-tombstone")])
+        self.commit(store, [], ops=[EraseKey(_NS, "once")])
+        self.commit(store, [], ops=[EraseKey(_NS, "gone")])
+        self.commit(store, [_tombstone("gone")])
+        seq, rows = self._head(store), list(store.all_versions(_NS))
+        for key in ("missing", "once", "gone", "only-tombstone", "ONCE"):
+            with pytest.raises(NotFound, match=f"'{key}'"):
+                self.commit(store, [], ops=[EraseKey(_NS, key)])
+        with pytest.raises(NotFound, match="'twice'"):  # the second finds nothing: all undone
+            self.commit(store, [], ops=[EraseKey(_NS, "twice"), EraseKey(_NS, "twice")])
+        assert self._head(store) == seq
+        assert [e.seq for e in store.events("a")][-1] == seq
+        assert list(store.all_versions(_NS)) == rows
+
+    def test_erase_key_is_exact_and_stays_in_its_namespace(self, store: Store) -> None:
+        keys = ["user", "user_name", "User", "use"]
+        self.commit(store, [_json_write(k, '"v"') for k in keys])
+        other = agent_namespace("Bot")
+        self.commit(store, [_json_write("user", '"v"', namespace=other)], agent="Bot")
+        event, _ = self.commit(store, [], ops=[EraseKey(_NS, "user")])
+        assert event.payload["erased"] == [{"key": "user", "versions": [1]}]
+        assert {r.key: r.erased for r in store.all_versions(_NS)} == {
+            "use": False,
+            "user": True,
+            "user_name": False,
+            "User": False,
+        }
+        row = store.latest(other, "user")
+        assert row is not None and (row.data, row.erased) == ('"v"', False)
+
+    def test_erase_key_refuses_another_agents_memory(self, store: Store) -> None:
+        other = agent_namespace("b")
+        self.commit(store, [_json_write("k", '"v"', namespace=other)], agent="b")
+        self.commit(store, [])
+        with pytest.raises(InvalidInput, match="own memory"):
+            self.commit(store, [], ops=[EraseKey(other, "k")])
+        row = store.latest(other, "k")
+        assert row is not None and (row.data, row.erased) == ('"v"', False)
+        assert self._head(store) == 1
+
+    def test_a_failing_pipeline_erases_nothing(self, store: Store) -> None:
+        self.commit(store, [_json_write("k", '"v"')])
+
+        def refuse(event: Event) -> Event:
+            raise RuntimeError("refused")
+
+        with pytest.raises(RuntimeError):
+            store.commit(
+                Event("a", "erase", {}, 1.0), [], Pipeline([refuse]), ops=[EraseKey(_NS, "k")]
+            )
+        row = store.latest(_NS, "k")
+        assert row is not None and (row.data, row.erased) == ('"v"', False)
+        assert self._head(store) == 1
+
+    @staticmethod
+    def _head(store: Store, agent: str = "a") -> int:
+        row = store.agent(agent)
+        return 0 if row is None else row.head_seq
