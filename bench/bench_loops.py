@@ -5,12 +5,13 @@ Two runtimes on two files in the temp dir replay the same long stream of mixed a
 (50,000; 5,000 with ``--quick``): memory writes and reads, tool calls (some failing, some
 repeating), LLM calls, decisions and handoffs. One is a default ``AgentRuntime`` (the five
 detectors on); on the other the detectors are taken out right after construction: the
-first six processors of ``agent.pipeline`` are the loop guard's action counter and the five
-detectors, and reads go through ``agent._guard._read_detectors``. The stream is replayed in
-blocks of 500 actions, alternating which runtime goes first; every call is timed on its
-own. The result is the difference of the medians per action kind (``remember`` and
-``record_tool_call`` are the target; the other kinds are information), plus the median of
-the per-block differences as a check on drift.
+first processor of ``agent.pipeline`` is the loop guard's novelty tracker, which counts
+the action and runs the five detectors, and reads go through
+``agent._guard.observe_read``. The stream is replayed in blocks of 500 actions,
+alternating which runtime goes first; every call is timed on its own. The result is the
+difference of the medians per action kind (``remember`` and ``record_tool_call`` are the
+target; the other kinds are information), plus the median of the per-block differences
+as a check on drift.
 
 Then ``remember()`` with detection is run beside the raw sqlite3 baseline of ``_common``
 (one connection, WAL, ``synchronous=NORMAL``, insert + commit per op), fresh files per round
@@ -38,7 +39,7 @@ RATIO_TARGET = 0.33  # benchmark 1's target: raw time / our time per remember
 BLOCK = 500
 KINDS = ("remember", "tool_call", "recall", "llm_call", "decision", "handoff")
 TOOLS = [f"tool_{i}" for i in range(12)]
-DETECTION_PROCESSORS = 1  # LoopGuard._detect: the counter, novelty tracker and detectors
+DETECTION_PROCESSORS = 1  # the novelty tracker: it counts actions and runs the detectors
 
 Action = tuple[str, tuple[Any, ...]]
 
@@ -88,7 +89,8 @@ def _runner(agent: AgentRuntime) -> dict[str, Callable[..., Any]]:
 
 
 def strip_detection(agent: AgentRuntime) -> None:
-    """Take the loop guard's processors (counter, novelty tracker, five detectors) out."""
+    """Take the loop guard's processor (the novelty tracker and the five detectors) and
+    its read observer out."""
     guard = agent._guard
     processors = agent.pipeline.processors
     expected = guard.processors()  # the counter, the novelty tracker and the detectors
@@ -98,7 +100,7 @@ def strip_detection(agent: AgentRuntime) -> None:
             f"  ({processors[:DETECTION_PROCESSORS]!r}); update bench_loops.py"
         )
     del processors[:DETECTION_PROCESSORS]
-    guard._read_detectors = []
+    guard.observe_read = lambda *args: None  # type: ignore[method-assign]
 
 
 def _replay(

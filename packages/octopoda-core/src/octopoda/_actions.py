@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ._canonical import canonical_text
 from ._detectors import (
-    NOT_ACTIONS,
     NoveltyTracker,
     OscillationDetector,
     Pass,
@@ -197,8 +196,8 @@ class LoopGuard:
                 self.detectors.append(cls(self.monitor, *args, **options))
             except TypeError as exc:
                 raise InvalidInput(f"LoopPolicy(detectors={{{kind!r}: ...}}): {exc}") from None
-        self._read_detectors = [d for d in self.detectors if getattr(d, "observes_reads", False)]
-        self._routes: dict[str, list[Processor]] = {}
+        self.novelty.attach(self.detectors)
+        self._detect: Processor = self.novelty.process
         self.operations: Counter[str] = Counter()
         self.read_us: deque[float] = deque(maxlen=2048)
         self.write_us: deque[float] = deque(maxlen=2048)
@@ -231,44 +230,15 @@ class LoopGuard:
     # -- the pipeline side ------------------------------------------------------------------
 
     def processors(self) -> list[Processor]:
-        """One pipeline processor: the action count, the novelty tracker, then the detectors
-        that look at events of this kind (routing by kind saves a call per detector)."""
+        """One pipeline processor: the novelty tracker, which counts the action and runs
+        the detectors (routing by kind saves a call per detector)."""
         return [self._detect]
-
-    def _route(self, kind: str) -> list[Processor]:
-        routes = self._routes.get(kind)
-        if routes is None:
-            routes = self._routes[kind] = [
-                d
-                for d in self.detectors
-                if kind in getattr(d, "kinds", ()) or not hasattr(d, "kinds")
-            ]
-        return routes
-
-    def _detect(self, event: Event) -> Event:
-        kind = event.kind
-        if kind not in NOT_ACTIONS:
-            self.monitor.tick(event.time)
-        self.novelty(event)
-        routes = self._routes.get(kind)
-        if routes is None:  # (an empty route list is cached too)
-            routes = self._route(kind)
-        for detector in routes:
-            detector(event)
-        return event
-
-    def _count(self, event: Event) -> Event:
-        if event.kind not in NOT_ACTIONS:
-            self.monitor.tick(event.time)
-        return event
 
     def observe_read(self, namespace: str, key: str, data: Any, now: float) -> None:
         """A read: through the read-aware detectors, in memory only."""
-        event = Event(self.agent, "read", {"namespace": namespace, "key": key, "data": data}, now)
-        self.monitor.tick(now)
-        self.novelty(event)
-        for detector in self._read_detectors:
-            detector(event)
+        self._detect(
+            Event(self.agent, "read", {"namespace": namespace, "key": key, "data": data}, now)
+        )
 
     def _exchange(self, agent: str) -> list[Pass]:
         """Recent handoffs and messages sent or received by ``agent``, in store order."""

@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Iterable
+from itertools import islice
 from typing import Any, Generic, TypeVar
 
 from ._loops import LoopEventRef, LoopMonitor, LoopSignal
@@ -208,9 +209,10 @@ def _confidence(base: float, extra: int) -> float:
     return round(1.0 - (1.0 - base) * (0.5 ** max(0, extra)), 4)
 
 
-class _Bounded(OrderedDict[Any, _V], Generic[_V]):
-    """A dict that forgets its oldest entries beyond ``size`` (first in, first out; an
-    OrderedDict, whose popitem from the front is O(1) where a dict's is not)."""
+class _Bounded(dict[Any, _V], Generic[_V]):
+    """A dict that forgets its oldest entries (first in, first out) once it holds more
+    than ``size``. It drops an eighth at a time, so forgetting costs one call in many,
+    and a plain dict is cheaper to use than an OrderedDict."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
@@ -219,15 +221,9 @@ class _Bounded(OrderedDict[Any, _V], Generic[_V]):
     def put(self, key: Any, value: _V) -> _V:
         self[key] = value
         if len(self) > self.size:
-            self.popitem(last=False)
+            for old in list(islice(self, len(self) - self.size + self.size // 8)):
+                del self[old]
         return value
-
-
-def _push(items: list[Any], item: Any, keep: int = 32) -> None:
-    """Append, keeping only the last ``keep`` items."""
-    items.append(item)
-    if len(items) > keep:
-        del items[0]
 
 
 def _writes(event: Any) -> Iterable[dict[str, Any]]:
@@ -235,14 +231,9 @@ def _writes(event: Any) -> Iterable[dict[str, Any]]:
     return writes if isinstance(writes, list) else ()
 
 
-def _stream_key(event: Any, entry: dict[str, Any]) -> str:
-    """A written key as a stream: the key itself in the agent's own memory."""
-    namespace = entry.get("namespace")
-    return entry["key"] if namespace is None else f"{namespace}\x00{entry['key']}"
-
-
 def _read_stream(agent: str, namespace: str, key: str) -> str:
-    """The same stream for a read."""
+    """A key as a stream: the key itself in the agent's own memory (the same stream as its
+    writes, whose entries name a namespace only when it is not the agent's own)."""
     return key if namespace == "agent:" + agent else f"{namespace}\x00{key}"
 
 
@@ -250,8 +241,74 @@ def _outcome(p: dict[str, Any]) -> str:
     return ("e" + p["error_sha256"]) if "error_sha256" in p else ("r" + str(p.get("result_sha256")))
 
 
+# Streams keep their recent states as one string of fixed-width records (the first 16 hex
+# digits of a SHA-256, or of a 64-bit hash): one object per stream instead of a list of
+# strings, which matters because detection runs between SQLite statements that leave
+# little of it in the CPU cache. A chance collision of two 64-bit records could at worst
+# make two states look alike; it cannot lose or change data.
+_W = 16
+_TOMBSTONE = "-" * _W
+_MASK64 = (1 << 64) - 1
+
+
+def _record(digest: str | None) -> str:
+    """A value's digest as a record."""
+    if not digest:
+        return _TOMBSTONE
+    rec = digest[:_W]
+    return rec if len(rec) == _W else f"{hash(digest) & _MASK64:016x}"
+
+
+def _find(records: str, rec: str) -> int:
+    """The index of ``rec`` as a whole record of ``records``, or -1."""
+    i = records.find(rec)
+    while i > 0 and i % _W:
+        i = records.find(rec, i + 1)
+    return i
+
+
+def _records(records: str) -> list[str]:
+    return [records[i : i + _W] for i in range(0, len(records), _W)]
+
+
+class _Key:
+    """What the detectors know about one memory key, or the sequence of tool calls: the
+    novelty tracker's recent values, oscillation's chain and recall-write's churn, in one
+    object so that an event costs one lookup."""
+
+    __slots__ = (
+        "chain",
+        "churn_novelty",
+        "churns",
+        "key",
+        "osc_novelty",
+        "osc_time",
+        "read",
+        "refs",
+        "values",
+        "written",
+    )
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.values = ""  # novelty: the key's last 6 distinct values
+        self.chain = ""  # oscillation: its states since the last progress (<= 24)
+        # oscillation: the events of the stream's last 24 states (a ring: the chain is always
+        # its tail, so a new chain frees nothing)
+        self.refs: list[tuple[Any, ...]] = []
+        self.osc_novelty = -1
+        self.osc_time = 0.0
+        self.read: tuple[Any, tuple[Any, ...]] | None = None  # recall-write: a pending read
+        self.written = ""  # recall-write: the last 4 values written
+        self.churns: list[tuple[Any, ...]] = []  # recall-write: the churn so far
+        self.churn_novelty = -1
+
+
 class _Detector:
     kind = ""
+    kinds: frozenset[str] = frozenset()
+    """The event kinds the guard routes to ``__call__`` (memory writes, reads and tool
+    calls reach the key and call detectors through the novelty tracker instead)."""
     observes_reads = False
 
     def __init__(self, monitor: LoopMonitor) -> None:
@@ -277,55 +334,249 @@ class _Detector:
 
 
 class NoveltyTracker:
-    """The first processor: decides whether each event brought something new."""
+    """Decides for every event whether it brought something new, and runs the detectors.
+
+    Called as a processor, it counts the action, judges novelty, then hands the event on:
+    memory writes and tool calls to the key and call chains it keeps itself (one lookup
+    and one object per memory key; the oscillation, recall-write and retry detectors are
+    asked to judge a chain only when it repeats), other kinds to the detectors whose
+    ``kinds`` include them. ``attach`` connects the detectors (the guard does).
+
+    Detection runs inside every write, between SQLite statements that leave little of it
+    in the CPU cache, so the common path (a write or call that brought something new) is
+    kept short, in one function, touching few objects.
+    """
 
     observes_reads = True
+    __slots__ = (
+        "_actions",
+        "_results",
+        "_routes",
+        "_seen",
+        "detectors",
+        "keys",
+        "monitor",
+        "oscillation",
+        "recall_write",
+        "retry",
+    )
 
     def __init__(self, monitor: LoopMonitor, *, memory: int = 4096) -> None:
         self.monitor = monitor
+        self.keys: _Bounded[_Key] = _Bounded(memory)
+        self._results: _Bounded[bool] = _Bounded(memory)
         self._seen: _Bounded[bool] = _Bounded(memory)
-        self._values: _Bounded[list[str]] = _Bounded(memory)
+        self._actions = _Key("tool calls")
+        self.detectors: list[Any] = []
+        self._routes: dict[str, list[Callable[[Any], Any]]] = {}
+        self.retry: RetryDetector | None = None
+        self.oscillation: OscillationDetector | None = None
+        self.recall_write: RecallWriteDetector | None = None
+
+    def attach(self, detectors: Iterable[Any]) -> None:
+        """Run these detectors: the retry, oscillation and recall-write detectors get
+        memory writes and tool calls from the chains kept here; every detector gets the
+        kinds it names in ``kinds``."""
+        self.detectors = list(detectors)
+        self._routes = {}
+        for d in self.detectors:
+            if isinstance(d, RetryDetector):
+                self.retry = d
+            elif isinstance(d, OscillationDetector):
+                self.oscillation = d
+            elif isinstance(d, RecallWriteDetector):
+                self.recall_write = d
+
+    def _route(self, kind: str) -> list[Callable[[Any], Any]]:
+        routes = self._routes[kind] = [d for d in self.detectors if kind in d.kinds]
+        return routes
 
     def _new(self, fingerprint: Any) -> bool:
-        if fingerprint in self._seen:
+        seen = self._seen
+        if fingerprint in seen:
             return False
-        self._seen.put(fingerprint, True)
+        seen.put(fingerprint, True)
         return True
 
     def __call__(self, event: Any) -> Any:
+        return self.process(event)
+
+    def process(self, event: Any) -> Any:
+        """The pipeline step (the guard passes this bound method: calling an instance
+        costs more than calling a method)."""
         kind = event.kind
-        novel = False
+        monitor = self.monitor
+        time = event.time
+        # (equality with the runtime's own constants first: cheaper than a set lookup)
+        if kind == "remember" or kind == "tool_call" or kind not in NOT_ACTIONS:
+            # count the action (LoopMonitor.tick, inlined)
+            monitor._actions += 1
+            monitor._now = time
+            if monitor._active and (
+                monitor._actions > monitor._due_actions or time > monitor._due_time
+            ):
+                monitor._expire()
+        if kind == "remember" or kind in WRITE_KINDS:  # the hot path: every remember
+            writes = event.payload.get("writes")
+            if not isinstance(writes, list):
+                writes = ()
+            keys = self.keys
+            touched = []
+            novel = False
+            for entry in writes:
+                namespace = entry.get("namespace")
+                name = entry["key"]
+                stream = name if namespace is None else f"{namespace}\x00{name}"
+                key = keys.get(stream)
+                if key is None:
+                    key = keys.put(stream, _Key(name))
+                sha = entry.get("sha256")
+                rec = sha[:_W] if sha else _TOMBSTONE
+                if len(rec) != _W:
+                    rec = _record(sha)
+                values = key.values
+                at = values.find(rec)
+                if at > 0 and at % _W:
+                    at = _find(values, rec)
+                if at < 0:
+                    novel = True
+                    key.values = (values if len(values) < 6 * _W else values[_W:]) + rec
+                touched.append((stream, key, rec, entry))
+            before = monitor.before = monitor.novelty
+            monitor.event_novel = novel
+            novelty = monitor.novelty = before + 1 if novel else before
+            osc, churn = self.oscillation, self.recall_write
+            seq = event.seq
+            for stream, key, rec, entry in touched:
+                if osc is not None:  # (OscillationDetector.observe, inlined)
+                    refs = key.refs
+                    refs.append((seq, kind))
+                    if len(refs) > 24:
+                        del refs[0]
+                    chain = key.chain
+                    if before != key.osc_novelty or time - key.osc_time > osc.window_seconds:
+                        key.chain, at = rec, -1
+                    else:
+                        at = chain.find(rec)
+                        if at > 0 and at % _W:
+                            at = _find(chain, rec)
+                        key.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
+                    key.osc_novelty, key.osc_time = novelty, time
+                    if at < 0:
+                        if monitor._active:
+                            monitor.clear(osc.kind, stream)
+                    elif not chain.endswith(rec):  # (a repeat is not an alternation)
+                        osc.judge(stream, key, time, osc.max_period)
+                if churn is not None and (kind == "remember" or kind == "shared_write"):
+                    written = key.written
+                    if key.read is None and not written.endswith(rec):
+                        # not a repeat (RecallWriteDetector.observe_write's common case)
+                        key.written = (written if len(written) < 4 * _W else written[_W:]) + rec
+                        key.churn_novelty = novelty
+                        if key.churns:
+                            key.churns = []
+                            if monitor._active:
+                                monitor.clear(churn.kind, stream)
+                    else:
+                        churn.observe_write(stream, key, rec, entry, event)
+            routes = self._routes.get(kind)
+            if routes is None:
+                routes = self._route(kind)
+            for detector in routes:  # (ping-pong, for shared writes)
+                detector(event)
+            return event
         if kind == "tool_call":
             p = event.payload
-            if is_waiting(p["name"]):
-                self.monitor.waits += 1
-            elif "error_sha256" not in p and not is_acknowledgement(p.get("result_preview")):
-                novel = self._new("r" + str(p.get("result_sha256")))
-        elif kind in WRITE_KINDS:
-            for entry in _writes(event):
-                stream = _stream_key(event, entry)
-                recent = self._values.get(stream)
-                value = str(entry.get("sha256"))
-                if recent is None:
-                    self._values.put(stream, [value])
-                    novel = True
-                elif value not in recent:
-                    novel = True
-                    recent.append(value)
-                    if len(recent) > 6:
-                        del recent[0]
-        elif kind in ("handoff", "message_sent", "broadcast", "message_read"):
+            name = p["name"]
+            waiting = _waiting_names.get(name)
+            if waiting is None:
+                waiting = is_waiting(name)
+            novel = False
+            failed = "error_sha256" in p
+            if waiting:
+                monitor.waits += 1
+                outcome = ""
+            elif failed:
+                outcome = "e" + p["error_sha256"]
+            else:
+                result = str(p.get("result_sha256"))
+                outcome = "r" + result
+                results = self._results
+                if result not in results:
+                    preview = str(p.get("result_preview"))  # (is_acknowledgement, inlined)
+                    if len(preview) > 24 or _DIGIT.search(preview) is not None:
+                        results.put(result, True)
+                        novel = True
+            before = monitor.before = monitor.novelty
+            monitor.event_novel = novel
+            if novel:
+                monitor.novelty = before + 1
+            if not waiting:
+                retry = self.retry
+                if retry is not None:
+                    stream_key = (name, p["args_sha256"])
+                    run = retry._runs.get(stream_key)
+                    if run is None:  # a new stream (RetryDetector.observe, inlined)
+                        run = retry._runs.put(stream_key, _Run(p.get("args_preview", "")))
+                        run.outcome = outcome
+                        run.calls = [event.seq]
+                        run.failures = [event.seq] if failed else []
+                        run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, time
+                        if retry._first_threshold <= 1:
+                            retry._judge(f"{name}\x00{stream_key[1]}", name, run, p, failed, time)
+                    else:
+                        retry.observe(event, name, failed, outcome, run)
+                osc = self.oscillation
+                if osc is not None:
+                    rec = f"{hash((name, p['args_sha256'], outcome)) & _MASK64:016x}"
+                    actions = self._actions  # (OscillationDetector.observe, inlined)
+                    refs = actions.refs
+                    refs.append((event.seq, kind, name, p.get("args_preview", "")))
+                    if len(refs) > 24:
+                        del refs[0]
+                    chain = actions.chain
+                    if (
+                        before != actions.osc_novelty
+                        or time - actions.osc_time > osc.window_seconds
+                    ):
+                        actions.chain, at = rec, -1
+                    else:
+                        at = chain.find(rec)
+                        if at > 0 and at % _W:
+                            at = _find(chain, rec)
+                        actions.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
+                    actions.osc_novelty, actions.osc_time = monitor.novelty, time
+                    if at < 0:
+                        if monitor._active:
+                            monitor.clear(osc.kind, _ACTIONS)
+                    elif not chain.endswith(rec):  # (a repeat is not an alternation)
+                        osc.judge(_ACTIONS, actions, time, osc.max_action_period)
+            return event
+        novel = False
+        if kind in ("handoff", "message_sent", "broadcast", "message_read"):
             novel = self._new(("content", event.payload.get("content_sha256")))
         elif kind == "read":
             p = event.payload
             data = p.get("data")
-            if data is not None and not p["namespace"].startswith("agent:"):
-                novel = self._new((p["namespace"], p["key"], _digest(data)))
-        monitor = self.monitor
+            namespace, name = p["namespace"], p["key"]
+            if data is not None and not namespace.startswith("agent:"):
+                novel = self._new((namespace, name, _digest(data)))
+            if self.recall_write is not None:
+                stream = _read_stream(event.agent, namespace, name)
+                key = self.keys.get(stream)
+                if key is None:
+                    key = self.keys.put(stream, _Key(name))
+                preview = "(missing)" if data is None else str(data)[:60]
+                key.read = (data, (0, "read", name, preview))
         monitor.event_novel = novel
         monitor.before = monitor.novelty
         if novel:
             monitor.novelty += 1
+        routes = self._routes.get(kind)
+        if routes is None:
+            routes = self._route(kind)
+        for detector in routes:
+            detector(event)
         return event
 
 
@@ -333,23 +584,30 @@ class NoveltyTracker:
 
 
 class _Run:
-    __slots__ = ("calls", "failures", "novelty", "outcome", "polled", "time", "waits")
+    """One (tool, arguments) stream: its chain of calls since the last progress. The calls
+    share name and arguments, so the chain keeps only their seqs."""
 
-    def __init__(self, outcome: str, novelty: int, waits: int, time: float) -> None:
-        self.outcome = outcome
-        self.novelty = novelty
-        self.waits = waits
-        self.time = time
+    __slots__ = ("calls", "failures", "novelty", "outcome", "polled", "preview", "time", "waits")
+
+    def __init__(self, preview: str) -> None:
+        self.preview = preview
+        self.outcome = ""
+        self.novelty = -1
+        self.waits = 0
+        self.time = 0.0
         self.polled = False
-        self.calls: list[tuple[Any, ...]] = []
-        self.failures: list[tuple[Any, ...]] = []
+        self.calls: list[int] = []
+        self.failures: list[int] = []
 
 
 class RetryDetector(_Detector):
-    """The same tool with the same arguments, failing or returning the same result."""
+    """The same tool with the same arguments, failing or returning the same result.
+
+    Tool calls reach it through the novelty tracker (``observe``); called directly as a
+    processor it takes tool-call events itself.
+    """
 
     kind = "retry"
-    kinds = frozenset({"tool_call"})
 
     def __init__(
         self,
@@ -374,52 +632,71 @@ class RetryDetector(_Detector):
         self._runs: _Bounded[_Run] = _Bounded(streams)
 
     def __call__(self, event: Any) -> Any:
-        if event.kind != "tool_call":
-            return event
-        p = event.payload
-        name = p["name"]
-        if is_waiting(name):
-            return event
-        monitor = self.monitor
-        stream = f"{name}\x00{p['args_sha256']}"
-        failed = "error_sha256" in p
-        outcome = _outcome(p)
-        run = self._runs.get(stream)
-        fresh = (
-            run is None
-            or monitor.before != run.novelty
-            or event.time - run.time > self.window_seconds
-        )
-        if fresh or run is None or (run.outcome != outcome and not (failed and run.failures)):
-            if run is not None:
-                monitor.clear(self.kind, stream)  # a new result, or progress: not a loop
-            run = self._runs.put(stream, _Run(outcome, monitor.novelty, monitor.waits, event.time))
-        elif run.outcome != outcome:  # failing again, differently: only the any-failure chain
-            run.outcome = outcome
-            run.calls.clear()
-        if run.waits != monitor.waits or event.time - run.time >= self.poll_interval_seconds:
-            run.polled = run.polled or bool(run.calls)
-        ref = (event.seq, "tool_call", name, p.get("args_preview", ""))
-        _push(run.calls, ref)
-        if failed:
-            _push(run.failures, ref)
-        elif run.failures:
-            run.failures.clear()
-        run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, event.time
-        if max(len(run.calls), len(run.failures)) >= self._first_threshold:
-            self._judge(stream, name, run, p, failed, event.time)
+        if event.kind == "tool_call" and not is_waiting(event.payload["name"]):
+            p = event.payload
+            self.observe(event, p["name"], "error_sha256" in p, _outcome(p))
         return event
+
+    def observe(
+        self, event: Any, name: str, failed: bool, outcome: str, run: _Run | None = None
+    ) -> None:
+        """One call (not a waiting one) of tool ``name``; ``outcome`` is its error or
+        result digest; ``run`` its stream when the caller already looked it up."""
+        p = event.payload
+        monitor = self.monitor
+        time = event.time
+        args = p["args_sha256"]
+        if run is None:
+            run = self._runs.get((name, args))
+        if run is None:
+            run = self._runs.put((name, args), _Run(p.get("args_preview", "")))
+            fresh = True
+        else:
+            fresh = (
+                monitor.before != run.novelty
+                or time - run.time > self.window_seconds
+                or (run.outcome != outcome and not (failed and run.failures))
+            )
+        if fresh:  # a new result, or progress: not a loop; the stream starts afresh
+            if monitor._active:
+                monitor.clear(self.kind, f"{name}\x00{args}")
+            run.outcome = outcome
+            run.polled = False
+            run.calls = [event.seq]
+            run.failures = [event.seq] if failed else []
+        else:
+            if run.outcome != outcome:  # failing again, differently: the any-failure chain
+                run.outcome = outcome
+                run.calls = []
+            calls = run.calls
+            if calls and (
+                run.waits != monitor.waits or time - run.time >= self.poll_interval_seconds
+            ):
+                run.polled = True
+            calls.append(event.seq)
+            if len(calls) > 32:
+                del calls[0]
+            if failed:
+                run.failures.append(event.seq)
+                if len(run.failures) > 32:
+                    del run.failures[0]
+            elif run.failures:
+                run.failures = []
+        run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, time
+        if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:
+            self._judge(f"{name}\x00{args}", name, run, p, failed, time)
 
     def _judge(
         self, stream: str, name: str, run: _Run, p: dict[str, Any], failed: bool, time: float
     ) -> None:
         same = len(run.calls)
+        calls = [(seq, "tool_call", name, run.preview) for seq in run.calls]
         if failed and same >= self.max_failures:
             self.report(
                 stream,
                 _confidence(0.8, same - self.max_failures),
                 f"tool {name}",
-                run.calls,
+                calls,
                 f"{name} was called {same} times with the same arguments and failed the same"
                 f" way each time ({p.get('error')})",
                 f"stop calling {name} with these arguments: change them, back off, or report"
@@ -432,7 +709,7 @@ class RetryDetector(_Detector):
                 stream,
                 _confidence(0.8, n - self.max_any_failures),
                 f"tool {name}",
-                run.failures,
+                [(seq, "tool_call", name, run.preview) for seq in run.failures],
                 f"{name} was called {n} times in a row with the same arguments and failed"
                 f" every time (last: {p.get('error')})",
                 f"stop retrying {name} with these arguments; report the failures instead",
@@ -446,7 +723,7 @@ class RetryDetector(_Detector):
                     stream,
                     _confidence(0.7, same - limit),
                     f"tool {name}",
-                    run.calls,
+                    calls,
                     f"{name} was {how} {same} times with the same arguments and returned the"
                     " same result each time",
                     f"use the result {name} already returned, change the arguments, or give"
@@ -456,16 +733,6 @@ class RetryDetector(_Detector):
 
 
 # -- oscillation ----------------------------------------------------------------------------
-
-
-class _States:
-    __slots__ = ("novelty", "refs", "states", "time")
-
-    def __init__(self, novelty: int, time: float) -> None:
-        self.states: list[str] = []
-        self.refs: list[tuple[Any, ...]] = []
-        self.novelty = novelty
-        self.time = time
 
 
 def find_cycle(states: list[str], *, max_period: int, min_cycles: int) -> tuple[int, int] | None:
@@ -484,11 +751,16 @@ def find_cycle(states: list[str], *, max_period: int, min_cycles: int) -> tuple[
     return None
 
 
+_ACTIONS = "actions\x01"
+
+
 class OscillationDetector(_Detector):
-    """A value or a choice alternating between a few states with nothing new."""
+    """A value or a choice alternating between a few states with nothing new: memory keys
+    and the tool-call sequence (handed over by the novelty tracker: ``observe``), and
+    decisions on one subject (``__call__``)."""
 
     kind = "oscillation"
-    kinds = WRITE_KINDS | {"decision", "tool_call"}
+    kinds = frozenset({"decision"})
 
     def __init__(
         self,
@@ -507,28 +779,21 @@ class OscillationDetector(_Detector):
         self.max_action_period = max(max_action_period, max_period)
         self.window_seconds = window_seconds
         self.decision_similarity = decision_similarity
-        self._streams: _Bounded[_States] = _Bounded(streams)
+        self._streams: _Bounded[_Key] = _Bounded(streams)  # decision subjects
         self._decisions: dict[str, list[tuple[frozenset[str], str]]] = {}
 
     def __call__(self, event: Any) -> Any:
-        kind = event.kind
-        if kind in WRITE_KINDS:
-            for entry in _writes(event):
-                state = entry.get("sha256") or "-"
-                ref = (event.seq, kind, entry["key"], state[:12])
-                self._observe(_stream_key(event, entry), state, ref, event.time, self.max_period)
-        elif kind == "decision":
+        if event.kind == "decision":
             context = event.payload.get("context")
             subject = str(context.get("subject", "")) if isinstance(context, dict) else ""
             text = str(event.payload.get("decision", ""))
-            ref = (event.seq, kind, subject or "decision", text[:80])
-            state = self._decision_state(subject, text)
-            self._observe(f"decision\x01{subject}", state, ref, event.time, self.max_period)
-        elif kind == "tool_call" and not is_waiting(event.payload["name"]):
-            p = event.payload
-            state = f"{p['name']}\x00{p['args_sha256']}\x00{_outcome(p)}"
-            ref = (event.seq, kind, p["name"], p.get("args_preview", ""))
-            self._observe("actions\x01", state, ref, event.time, self.max_action_period)
+            ref = (event.seq, "decision", subject or "decision", text[:80])
+            rec = self._decision_state(subject, text)
+            stream = f"decision\x01{subject}"
+            holder = self._streams.get(stream)
+            if holder is None:
+                holder = self._streams.put(stream, _Key(subject))
+            self.observe(stream, holder, rec, ref, event.time, self.max_period)
         return event
 
     def _decision_state(self, subject: str, text: str) -> str:
@@ -538,48 +803,73 @@ class OscillationDetector(_Detector):
         for other, state in known:
             if _same_gist(gist, other) >= self.decision_similarity:
                 return state
-        state = hashlib.sha256(text.encode()).hexdigest()[:16]
+        state = hashlib.sha256(text.encode()).hexdigest()[:_W]
         known.append((gist, state))
         del known[:-16]
         return state
 
-    def _observe(
-        self, stream: str, state: str, ref: tuple[Any, ...], time: float, max_period: int
+    def observe(
+        self,
+        stream: str,
+        s: _Key,
+        rec: str,
+        ref: tuple[Any, ...],
+        time: float,
+        max_period: int,
     ) -> None:
+        """State ``rec`` of ``stream``, from the event ``ref``. (The novelty tracker runs
+        the same steps inline for memory keys, whose refs are ``(seq, kind)``: the key and
+        the value come at report time, and for tool calls.)"""
         monitor = self.monitor
-        s = self._streams.get(stream)
-        if s is None or monitor.before != s.novelty or time - s.time > self.window_seconds:
-            if s is not None:
+        refs = s.refs  # a ring of the stream's last 24 events: the chain is its tail
+        refs.append(ref)
+        if len(refs) > 24:
+            del refs[0]
+        chain = s.chain
+        if monitor.before != s.osc_novelty or time - s.osc_time > self.window_seconds:
+            s.chain, at = rec, -1  # progress since the stream's last state: a new chain
+        else:
+            at = chain.find(rec)
+            if at > 0 and at % _W:
+                at = _find(chain, rec)
+            s.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
+        s.osc_novelty, s.osc_time = monitor.novelty, time
+        if at < 0:  # a state not seen in this chain: progress, and no cycle can end here
+            if monitor._active:
                 monitor.clear(self.kind, stream)
-            s = self._streams.put(stream, _States(monitor.novelty, time))
-        s.novelty, s.time = monitor.novelty, time
-        states = s.states
-        seen = state in states
-        repeat = seen and states[-1] == state
-        _push(states, state, 24)
-        _push(s.refs, ref, 24)
-        if not seen:  # a state not seen in this stream: progress, and no cycle can end here
-            monitor.clear(self.kind, stream)
+        elif not chain.endswith(rec):  # (a repeat is not an alternation)
+            self.judge(stream, s, time, max_period)
+
+    def judge(self, stream: str, s: _Key, time: float, max_period: int) -> None:
+        """Whether the chain of ``stream``, whose last state repeats an earlier one, is
+        cycling."""
+        if len(s.chain) < 2 * self.min_cycles * _W:
             return
-        if repeat or len(states) < 2 * self.min_cycles:
-            return  # a repeat, not an alternation (retry and recall-write cover repeats)
+        states = _records(s.chain)
         found = find_cycle(states, max_period=max_period, min_cycles=self.min_cycles)
         if found is None:
             return
         period, length = found
-        refs = s.refs[-length:]
+        refs = s.refs
+        if len(refs[-1]) == 2:  # a memory key
+            tail = [
+                (seq, kind, s.key, state[:12])
+                for (seq, kind), state in zip(refs[-length:], states[-length:], strict=True)
+            ]
+        else:
+            tail = refs[-length:]
         if stream.startswith("decision\x01"):
             subject = ("decisions " + stream[9:]).strip()
-        elif stream == "actions\x01":
+        elif stream == _ACTIONS:
             subject = "tool calls"
         else:
             subject = "key " + stream.replace("\x00", " ")
-        names = ", ".join(dict.fromkeys(r[2] for r in refs[-period:]))
+        names = ", ".join(dict.fromkeys(r[2] for r in tail[-period:]))
         self.report(
             stream,
             _confidence(0.7, length - period * self.min_cycles),
             subject,
-            refs,
+            tail,
             f"{subject} keeps cycling through the same {period} states ({names}):"
             f" {length} changes with nothing new",
             "decide once and record why, or find out which steps keep undoing each other",
@@ -588,16 +878,6 @@ class OscillationDetector(_Detector):
 
 
 # -- recall-write ---------------------------------------------------------------------------
-
-
-class _Churn:
-    __slots__ = ("novelty", "read", "refs", "values")
-
-    def __init__(self) -> None:
-        self.read: tuple[Any, tuple[Any, ...]] | None = None
-        self.values: list[str] = []
-        self.refs: list[tuple[Any, ...]] = []
-        self.novelty = -1
 
 
 def _digest(data: Any) -> str | None:
@@ -609,63 +889,47 @@ def _digest(data: Any) -> str | None:
 
 class RecallWriteDetector(_Detector):
     """Read a key and write back an unchanged or cycling value (or rewrite it unchanged),
-    again and again."""
+    again and again. Reads and writes reach it through the novelty tracker."""
 
     kind = "recall_write"
-    kinds = frozenset({"read", "remember", "shared_write"})
-    observes_reads = True
 
-    def __init__(self, monitor: LoopMonitor, *, min_churns: int = 3, streams: int = 1024) -> None:
+    def __init__(self, monitor: LoopMonitor, *, min_churns: int = 3) -> None:
         super().__init__(monitor)
         self.min_churns = min_churns
-        self._keys: _Bounded[_Churn] = _Bounded(streams)
-
-    def _churn(self, stream: str) -> _Churn:
-        churn = self._keys.get(stream)
-        if churn is None:
-            return self._keys.put(stream, _Churn())
-        return churn
 
     def __call__(self, event: Any) -> Any:
-        kind = event.kind
-        if kind == "read":
-            p = event.payload
-            data = p.get("data")
-            preview = "(missing)" if data is None else str(data)[:60]
-            self._churn(_read_stream(event.agent, p["namespace"], p["key"])).read = (
-                data,
-                (0, "read", p["key"], preview),
-            )
-        elif kind == "remember" or kind == "shared_write":
-            for entry in _writes(event):
-                self._write(_stream_key(event, entry), event, entry)
         return event
 
-    def _write(self, stream: str, event: Any, entry: dict[str, Any]) -> None:
-        churn = self._churn(stream)
-        sha = entry.get("sha256") or "-"
-        read, churn.read = churn.read, None
+    def observe_write(
+        self, stream: str, churn: _Key, rec: str, entry: dict[str, Any], event: Any
+    ) -> None:
+        """A write of value ``rec`` to a key (after its pending read, if any)."""
+        monitor = self.monitor
+        written = churn.written
+        read = churn.read
         if read is not None:
-            unchanged = sha == _digest(read[0])
-            repeat = unchanged or sha in churn.values
-            links = [read[1]]
+            churn.read = None
+            unchanged = rec == _record(_digest(read[0]))
+            repeat = unchanged or _find(written, rec) >= 0
         else:
-            unchanged = bool(churn.values) and churn.values[-1] == sha
-            repeat = unchanged
-            links = []
-        if not repeat or self.monitor.before != churn.novelty:
-            if churn.refs:
-                churn.refs = []
-                self.monitor.clear(self.kind, stream)
+            unchanged = repeat = written.endswith(rec)
+        churn.written = (written if len(written) < 4 * _W else written[_W:]) + rec
+        if not repeat or monitor.before != churn.churn_novelty:
+            churn.churn_novelty = monitor.novelty
+            if churn.churns:
+                churn.churns = []
+                if monitor._active:
+                    monitor.clear(self.kind, stream)
             if not repeat:
-                _push(churn.values, sha, 4)
-                churn.novelty = self.monitor.novelty
                 return
-        churn.novelty = self.monitor.novelty
-        _push(churn.values, sha, 4)
-        churn.refs.extend(links)
-        churn.refs.append((event.seq, event.kind, entry["key"], sha[:12]))
-        n = sum(1 for r in churn.refs if r[0])
+        churn.churn_novelty = monitor.novelty
+        refs = churn.churns
+        if read is not None:
+            refs.append(read[1])
+        refs.append((event.seq, event.kind, entry["key"], str(entry.get("sha256") or "-")[:12]))
+        if len(refs) > 48:
+            del refs[:-48]
+        n = sum(1 for r in refs if r[0])
         if n >= self.min_churns:
             if read is None:
                 what = f"rewritten with the value it already had {n} times in a row"
@@ -676,7 +940,7 @@ class RecallWriteDetector(_Detector):
                 stream,
                 _confidence(0.8, n - self.min_churns),
                 f"key {entry['key']}",
-                churn.refs[-24:],
+                refs[-24:],
                 f"{entry['key']} was {what}",
                 "skip the write when the value did not change, or find what the read-modify-"
                 "write step is waiting for",

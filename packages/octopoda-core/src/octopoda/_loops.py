@@ -85,6 +85,22 @@ class _Active:
 class LoopMonitor:
     """Holds the active signals of one agent runtime and what is still to be recorded."""
 
+    __slots__ = (
+        "_actions",
+        "_active",
+        "_due_actions",
+        "_due_time",
+        "_now",
+        "_unannounced",
+        "before",
+        "clear_after_actions",
+        "clear_after_seconds",
+        "detections",
+        "event_novel",
+        "novelty",
+        "waits",
+    )
+
     def __init__(
         self, *, clear_after_actions: int = 25, clear_after_seconds: float = 600.0
     ) -> None:
