@@ -272,36 +272,23 @@ def _records(records: str) -> list[str]:
 
 
 class _Key:
-    """What the detectors know about one memory key, or the sequence of tool calls: the
-    novelty tracker's recent values, oscillation's chain and recall-write's churn, in one
-    object so that an event costs one lookup."""
+    """What the detectors know about one memory key (or the sequence of tool calls): its
+    recent values, oscillation's chain and recall-write's churn, in one object so that a
+    write costs one lookup."""
 
-    __slots__ = (
-        "chain",
-        "churn_novelty",
-        "churns",
-        "key",
-        "osc_novelty",
-        "osc_time",
-        "read",
-        "refs",
-        "values",
-        "written",
-    )
+    __slots__ = ("chain", "churns", "key", "novelty", "read", "recent", "refs", "time")
 
     def __init__(self, key: str) -> None:
         self.key = key
-        self.values = ""  # novelty: the key's last 6 distinct values
-        self.chain = ""  # oscillation: its states since the last progress (<= 24)
+        self.recent = ""  # the values of its last 6 writes (novelty, recall-write)
+        self.chain = ""  # oscillation: its values since the last progress (<= 24)
         # oscillation: the events of the stream's last 24 states (a ring: the chain is always
         # its tail, so a new chain frees nothing)
         self.refs: list[tuple[Any, ...]] = []
-        self.osc_novelty = -1
-        self.osc_time = 0.0
+        self.novelty = -1  # the novelty count after its last write
+        self.time = 0.0  # and that write's time
         self.read: tuple[Any, tuple[Any, ...]] | None = None  # recall-write: a pending read
-        self.written = ""  # recall-write: the last 4 values written
-        self.churns: list[tuple[Any, ...]] = []  # recall-write: the churn so far
-        self.churn_novelty = -1
+        self.churns: list[tuple[Any, ...]] | None = None  # recall-write: the churn so far
 
 
 class _Detector:
@@ -434,51 +421,48 @@ class NoveltyTracker:
                 rec = sha[:_W] if sha else _TOMBSTONE
                 if len(rec) != _W:
                     rec = _record(sha)
-                values = key.values
-                at = values.find(rec)
+                recent = key.recent
+                at = recent.find(rec)
                 if at > 0 and at % _W:
-                    at = _find(values, rec)
-                if at < 0:
+                    at = _find(recent, rec)
+                if at < 0:  # a value the key did not have in its last 6 writes
                     novel = True
-                    key.values = (values if len(values) < 6 * _W else values[_W:]) + rec
-                touched.append((stream, key, rec, entry))
+                touched.append((stream, key, rec, entry, recent))
             before = monitor.before = monitor.novelty
             monitor.event_novel = novel
             novelty = monitor.novelty = before + 1 if novel else before
             osc, churn = self.oscillation, self.recall_write
             seq = event.seq
-            for stream, key, rec, entry in touched:
+            for stream, key, rec, entry, recent in touched:
+                # does this write continue the key's chains (nothing new since its last)?
+                same = before == key.novelty
+                follows = same and (osc is None or time - key.time <= osc.window_seconds)
+                key.recent = (recent if len(recent) < 6 * _W else recent[_W:]) + rec
                 if osc is not None:  # (OscillationDetector.observe, inlined)
                     refs = key.refs
                     refs.append((seq, kind))
                     if len(refs) > 24:
                         del refs[0]
                     chain = key.chain
-                    if before != key.osc_novelty or time - key.osc_time > osc.window_seconds:
-                        key.chain, at = rec, -1
-                    else:
+                    if follows:
                         at = chain.find(rec)
                         if at > 0 and at % _W:
                             at = _find(chain, rec)
                         key.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
-                    key.osc_novelty, key.osc_time = novelty, time
+                    else:
+                        key.chain, at = rec, -1
                     if at < 0:
                         if monitor._active:
                             monitor.clear(osc.kind, stream)
                     elif not chain.endswith(rec):  # (a repeat is not an alternation)
                         osc.judge(stream, key, time, osc.max_period)
-                if churn is not None and (kind == "remember" or kind == "shared_write"):
-                    written = key.written
-                    if key.read is None and not written.endswith(rec):
-                        # not a repeat (RecallWriteDetector.observe_write's common case)
-                        key.written = (written if len(written) < 4 * _W else written[_W:]) + rec
-                        key.churn_novelty = novelty
-                        if key.churns:
-                            key.churns = []
-                            if monitor._active:
-                                monitor.clear(churn.kind, stream)
-                    else:
-                        churn.observe_write(stream, key, rec, entry, event)
+                key.novelty, key.time = novelty, time
+                if (
+                    churn is not None
+                    and (kind == "remember" or kind == "shared_write")
+                    and (key.read is not None or key.churns is not None or recent.endswith(rec))
+                ):  # (recall-write: nothing to do for a new value written without a read)
+                    churn.observe_write(stream, key, rec, entry, event, recent, same)
             routes = self._routes.get(kind)
             if routes is None:
                 routes = self._route(kind)
@@ -535,17 +519,14 @@ class NoveltyTracker:
                     if len(refs) > 24:
                         del refs[0]
                     chain = actions.chain
-                    if (
-                        before != actions.osc_novelty
-                        or time - actions.osc_time > osc.window_seconds
-                    ):
+                    if before != actions.novelty or time - actions.time > osc.window_seconds:
                         actions.chain, at = rec, -1
                     else:
                         at = chain.find(rec)
                         if at > 0 and at % _W:
                             at = _find(chain, rec)
                         actions.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
-                    actions.osc_novelty, actions.osc_time = monitor.novelty, time
+                    actions.novelty, actions.time = monitor.novelty, time
                     if at < 0:
                         if monitor._active:
                             monitor.clear(osc.kind, _ACTIONS)
@@ -826,14 +807,14 @@ class OscillationDetector(_Detector):
         if len(refs) > 24:
             del refs[0]
         chain = s.chain
-        if monitor.before != s.osc_novelty or time - s.osc_time > self.window_seconds:
+        if monitor.before != s.novelty or time - s.time > self.window_seconds:
             s.chain, at = rec, -1  # progress since the stream's last state: a new chain
         else:
             at = chain.find(rec)
             if at > 0 and at % _W:
                 at = _find(chain, rec)
             s.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
-        s.osc_novelty, s.osc_time = monitor.novelty, time
+        s.novelty, s.time = monitor.novelty, time
         if at < 0:  # a state not seen in this chain: progress, and no cycle can end here
             if monitor._active:
                 monitor.clear(self.kind, stream)
@@ -901,29 +882,37 @@ class RecallWriteDetector(_Detector):
         return event
 
     def observe_write(
-        self, stream: str, churn: _Key, rec: str, entry: dict[str, Any], event: Any
+        self,
+        stream: str,
+        churn: _Key,
+        rec: str,
+        entry: dict[str, Any],
+        event: Any,
+        recent: str,
+        follows: bool,
     ) -> None:
-        """A write of value ``rec`` to a key (after its pending read, if any)."""
+        """A write of value ``rec`` to a key after a read of it, or repeating its last
+        value, or continuing a churn. ``recent`` holds the values of its last writes before
+        this one; ``follows`` says nothing new happened since the last of them (recall-write
+        has no time window)."""
         monitor = self.monitor
-        written = churn.written
         read = churn.read
         if read is not None:
             churn.read = None
             unchanged = rec == _record(_digest(read[0]))
-            repeat = unchanged or _find(written, rec) >= 0
+            repeat = unchanged or _find(recent, rec) >= 0
         else:
-            unchanged = repeat = written.endswith(rec)
-        churn.written = (written if len(written) < 4 * _W else written[_W:]) + rec
-        if not repeat or monitor.before != churn.churn_novelty:
-            churn.churn_novelty = monitor.novelty
-            if churn.churns:
-                churn.churns = []
+            unchanged = repeat = recent.endswith(rec)
+        if not repeat or not follows:
+            if churn.churns is not None:
+                churn.churns = None
                 if monitor._active:
                     monitor.clear(self.kind, stream)
             if not repeat:
                 return
-        churn.churn_novelty = monitor.novelty
         refs = churn.churns
+        if refs is None:
+            refs = churn.churns = []
         if read is not None:
             refs.append(read[1])
         refs.append((event.seq, event.kind, entry["key"], str(entry.get("sha256") or "-")[:12]))
