@@ -14,10 +14,11 @@ import hashlib
 import json
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from json import encoder as _json_encoder
+from json.encoder import encode_basestring
 from typing import Any, Final
 
-from ._canonical import c_encoder
 from ._errors import InvalidAgentId, InvalidInput, InvalidKey, InvalidValue
 
 __all__ = [
@@ -44,14 +45,30 @@ MAX_TAGS: Final = 64
 MAX_TAG_LENGTH: Final = 256
 MAX_REASON_LENGTH: Final = 4096
 
-_c_encode = c_encoder(sort_keys=False)
 _py_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-def _dumps(value: Any) -> str:
-    if _c_encode is None:  # pragma: no cover - pure-Python json
-        return _py_encode(value)
-    return "".join(_c_encode(value, 0))
+def _refuse(obj: Any) -> Any:
+    raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
+
+
+def _strict_encoder() -> Callable[[Any], str]:
+    """JSON text for a value, refusing what JSON cannot hold (another type, NaN or an
+    infinity, a circular reference) with TypeError or ValueError: CPython's C encoder,
+    built once. Only non-str dict keys (which JSON would turn into strings) pass, so
+    ``encode_value`` checks those itself."""
+    make = getattr(_json_encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - pure-Python json
+        return _py_encode
+    encoder = make({}, _refuse, encode_basestring, None, ":", ",", False, False, False)
+
+    def encode(value: Any) -> str:
+        return "".join(encoder(value, 0))
+
+    return encode
+
+
+_dumps = _strict_encoder()
 
 
 _SCALARS: Final = (str, int, float, bool, type(None))
@@ -175,7 +192,7 @@ def _check_json(value: Any, path: str, active: set[int] | None = None) -> None:
         for k, v in items:
             if isinstance(value, dict) and not isinstance(k, str):
                 raise InvalidValue(
-                    f"dict key {k!r} at {path} is a {type(k).__name__}; JSON object keys must "
+                    f"dict key {k!r} at {path} is of type {type(k).__name__}; JSON object keys must "
                     "be str, so it would come back changed. Convert the keys to str."
                 )
             where = f"{path}[{k!r}]"
@@ -194,6 +211,28 @@ def _check_json(value: Any, path: str, active: set[int] | None = None) -> None:
         )
 
 
+def _str_keys(value: Any) -> bool:
+    """Whether every dict key in ``value`` (already encoded: no cycles) is a plain str."""
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v = pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if type(k) is not str:
+                    return False
+                if type(x) not in _SCALAR_TYPES:
+                    push(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                if type(x) not in _SCALAR_TYPES:
+                    push(x)
+    return True
+
+
+_SCALAR_TYPES: Final = frozenset(_SCALARS)
+
+
 def encode_value(value: Any) -> EncodedValue:
     """Encode a value for storage; raise :class:`InvalidValue` if it cannot round-trip."""
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -202,14 +241,20 @@ def encode_value(value: Any) -> EncodedValue:
         raw = data
     else:
         try:
-            if not isinstance(value, _SCALARS) or isinstance(value, float):
-                _check_json(value, "value")
-            text = _dumps(value)
+            try:
+                text = _dumps(value)
+                if not isinstance(value, _SCALARS) and not _str_keys(value):
+                    raise TypeError("a dict key is not a str")
+            except (TypeError, ValueError):
+                _check_json(value, "value")  # raises, saying where and why
+                text = _dumps(value)  # (str subclasses as keys: fine)
         except RecursionError:
             raise InvalidValue(
                 "value is nested too deeply to store: its depth passes Python's recursion"
                 f" limit ({sys.getrecursionlimit()}); flatten it"
             ) from None
+        except InvalidValue:
+            raise
         except (TypeError, ValueError) as exc:
             raise InvalidValue(f"value cannot be stored as JSON: {exc}") from None
         if not text.isascii():
