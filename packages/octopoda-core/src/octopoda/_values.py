@@ -192,8 +192,8 @@ def _check_json(value: Any, path: str, active: set[int] | None = None) -> None:
         for k, v in items:
             if isinstance(value, dict) and not isinstance(k, str):
                 raise InvalidValue(
-                    f"dict key {k!r} at {path} is of type {type(k).__name__}; JSON object keys must "
-                    "be str, so it would come back changed. Convert the keys to str."
+                    f"dict key {k!r} at {path} is of type {type(k).__name__}; JSON object keys"
+                    " must be str, so it would come back changed. Convert the keys to str."
                 )
             where = f"{path}[{k!r}]"
             if not isinstance(v, _SCALARS):
