@@ -52,19 +52,43 @@ _c_sorted = c_encoder(sort_keys=True)
 
 def _plain(obj: Any) -> bool:
     """True when ``obj`` holds no float, no large int and no non-ASCII object key."""
-    t = type(obj)
-    if t is str or t is bool or obj is None:
-        return True
-    if t is int:
-        return -_MAX_SAFE_INT <= obj <= _MAX_SAFE_INT  # type: ignore[no-any-return]
-    if t is dict:
-        for k, v in obj.items():
-            if type(k) is not str or not k.isascii() or not _plain(v):
+    stack = [obj]
+    pop, push = stack.pop, stack.append
+    while stack:
+        o = pop()
+        t = type(o)
+        if t is dict:
+            for k, v in o.items():
+                if type(k) is not str or not k.isascii():
+                    return False
+                tv = type(v)
+                if tv is str or tv is bool or v is None:
+                    continue
+                if tv is int:
+                    if not -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
+                        return False
+                elif tv is dict or tv is list:
+                    push(v)
+                else:
+                    return False
+        elif t is list:
+            for v in o:
+                tv = type(v)
+                if tv is str or tv is bool or v is None:
+                    continue
+                if tv is int:
+                    if not -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
+                        return False
+                elif tv is dict or tv is list:
+                    push(v)
+                else:
+                    return False
+        elif t is int:
+            if not -_MAX_SAFE_INT <= o <= _MAX_SAFE_INT:
                 return False
-        return True
-    if t is list:
-        return all(_plain(v) for v in obj)
-    return False
+        elif not (t is str or t is bool or o is None):
+            return False
+    return True
 
 
 def format_number(x: int | float) -> str:

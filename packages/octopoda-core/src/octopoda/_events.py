@@ -44,6 +44,7 @@ __all__ = [
     "AuditChainer",
     "Pipeline",
     "Processor",
+    "chain_event",
     "chain_hasher",
     "event_body",
     "event_hash",
@@ -114,23 +115,37 @@ class AuditChainer:
     """The last processor: canonicalises the payload and links the event into the chain."""
 
     def __call__(self, event: Event) -> Event:
-        event.payload_text = canonical_text(event.payload)
-        event.hash = event_hash(
-            event.agent, event.kind, event.payload_text, event.prev_hash, event.seq, event.time
-        )
-        return event
+        return chain_event(event)
+
+
+def chain_event(event: Event) -> Event:
+    """Fix ``event``'s canonical payload text and its hash (what ``AuditChainer`` does)."""
+    text = event.payload_text = canonical_text(event.payload)
+    prev = event.prev_hash
+    body = _body(
+        encode_basestring(event.agent),
+        encode_basestring(event.kind),
+        text,
+        prev,
+        event.seq,
+        event.time,
+    )
+    event.hash = hashlib.sha256(bytes.fromhex(prev) + body.encode("utf-8")).hexdigest()
+    return event
 
 
 class Pipeline:
-    """An ordered list of processors every event passes through; the chainer runs last."""
+    """An ordered list of processors every event passes through; the chainer runs last.
 
-    __slots__ = ("_chainer", "processors")
+    Stores call ``run`` (a bound method is cheaper to call than an instance)."""
+
+    __slots__ = ("processors", "run")
 
     def __init__(self, processors: Iterable[Processor] = ()) -> None:
         self.processors: list[Processor] = list(processors)
-        self._chainer = AuditChainer()
+        self.run: Processor = self.__call__
 
     def __call__(self, event: Event) -> Event:
         for processor in self.processors:
             event = processor(event)
-        return self._chainer(event)
+        return chain_event(event)

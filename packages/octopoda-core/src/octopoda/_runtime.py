@@ -163,16 +163,19 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
         event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
-        stored, versions = self._store.commit(
-            event,
-            writes,
-            self._pipeline,
-            snapshot=snapshot,
-            replace_snapshot=replace_snapshot,
-            status=status,
-            ops=ops,
-            expected_seq=expected_seq,
-        )
+        if snapshot is None and status is None and not ops and expected_seq is None:
+            stored, versions = self._store.commit(event, writes, self._pipeline.run)
+        else:
+            stored, versions = self._store.commit(
+                event,
+                writes,
+                self._pipeline.run,
+                snapshot=snapshot,
+                replace_snapshot=replace_snapshot,
+                status=status,
+                ops=ops,
+                expected_seq=expected_seq,
+            )
         self._after_commit(stored)
         return stored, versions
 
@@ -206,10 +209,9 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         started = time.perf_counter()
         key = validate_key(key)
         encoded = encode_value(value)
-        tag_tuple = validate_tags(tags)
-        ttl_seconds = _seconds(ttl, "ttl")
+        tag_tuple = () if tags is None else validate_tags(tags)
         now = self._now()
-        expires_at = None if ttl_seconds is None else round(now + ttl_seconds, 6)
+        expires_at = None if ttl is None else round(now + _required_seconds(ttl, "ttl"), 6)
         write = MemoryWrite(
             self._ns, key, encoded.encoding, encoded.data, encoded.sha256, tag_tuple, expires_at
         )

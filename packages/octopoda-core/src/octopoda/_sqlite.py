@@ -519,7 +519,32 @@ class SqliteStore:
         seq = head[0] + 1
         versions: list[int] = []
         rows: list[tuple[Any, ...]] = []
-        if writes:
+        w = first
+        if (
+            w is not None
+            and len(writes) == 1
+            and w.expected_version is None
+            and not w.check_stale
+            and not w.namespace.startswith("space:")
+        ):  # one plain write (every remember): the loop below, without its bookkeeping
+            version = (head[2] or 0) + 1
+            versions.append(version)
+            event.payload["writes"] = [write_entry(w, version, agent_namespace(agent))]
+            rows.append(
+                (
+                    w.namespace,
+                    w.key,
+                    version,
+                    w.encoding,
+                    w.data,
+                    json.dumps(list(w.tags), ensure_ascii=False) if w.tags else None,
+                    agent,
+                    event.time if w.created_at is None else w.created_at,
+                    w.expires_at,
+                    seq,
+                )
+            )
+        elif writes:
             own = agent_namespace(agent)
             next_version: dict[tuple[str, str], int] = {
                 (writes[0].namespace, writes[0].key): (head[2] or 0) + 1
