@@ -118,17 +118,42 @@ class AuditChainer:
         return chain_event(event)
 
 
+_names: dict[str, str] = {}  # agent ids and kinds as JSON strings (few distinct values)
+
+
+def _json_name(text: str) -> str:
+    encoded = _names.get(text)
+    if encoded is None:
+        encoded = encode_basestring(text)
+        if len(_names) < 4096:
+            _names[text] = encoded
+    return encoded
+
+
 def chain_event(event: Event) -> Event:
     """Fix ``event``'s canonical payload text and its hash (what ``AuditChainer`` does)."""
     text = event.payload_text = canonical_text(event.payload)
     prev = event.prev_hash
-    body = _body(
-        encode_basestring(event.agent),
-        encode_basestring(event.kind),
-        text,
-        prev,
-        event.seq,
-        event.time,
+    t = event.time
+    number = repr(t) if type(t) is float else ""
+    if "e" in number or "n" in number or number.endswith(".0") or not number:
+        number = format_number(t)
+    body = "".join(
+        (
+            '{"agent":',
+            _json_name(event.agent),
+            ',"kind":',
+            _json_name(event.kind),
+            ',"payload":',
+            text,
+            ',"prev_hash":"',
+            prev,
+            '","seq":',
+            str(event.seq),
+            ',"time":',
+            number,
+            "}",
+        )
     )
     event.hash = hashlib.sha256(bytes.fromhex(prev) + body.encode("utf-8")).hexdigest()
     return event
