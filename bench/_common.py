@@ -99,6 +99,50 @@ def open_raw(path: Path, *, create: bool = True) -> sqlite3.Connection:
     return conn
 
 
+def interleaved_writes(
+    raw_path: Path, our_path: Path, keys: list[str], values: list[Any], warmup: int = 50
+) -> tuple[float, float]:
+    """``remember()`` and the raw insert + commit, one op of each in turn (which goes
+    first alternates), each timed on its own: total seconds of (raw, ours).
+
+    Both sides run in the same moment of the machine, so the ratio does not depend on which
+    side a slow stretch of a shared host happens to fall on; and neither runs in a loop of
+    its own that keeps its code and data in the CPU caches, as no application does."""
+    conn = open_raw(raw_path)
+    agent = AgentRuntime("bench", store=our_path)
+    try:
+        remember, execute, commit, dumps = agent.remember, conn.execute, conn.commit, json.dumps
+        for i, value in enumerate(values[:warmup]):  # untimed: first pages, statement cache
+            execute(RAW_INSERT, (NS, f"warm-{i}", 1, dumps(value)))
+            commit()
+            remember(f"warm-{i}", value)
+        clock = time.perf_counter
+        raw = ours = 0.0
+        for i, (key, value) in enumerate(zip(keys, values, strict=True)):
+            if i % 2:
+                t0 = clock()
+                remember(key, value)
+                t1 = clock()
+                execute(RAW_INSERT, (NS, key, 1, dumps(value)))
+                commit()
+                t2 = clock()
+                ours += t1 - t0
+                raw += t2 - t1
+            else:
+                t0 = clock()
+                execute(RAW_INSERT, (NS, key, 1, dumps(value)))
+                commit()
+                t1 = clock()
+                remember(key, value)
+                t2 = clock()
+                raw += t1 - t0
+                ours += t2 - t1
+        return raw, ours
+    finally:
+        conn.close()
+        agent.store.close()
+
+
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 

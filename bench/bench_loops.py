@@ -1,35 +1,34 @@
 """Benchmark 7: what loop detection costs per recorded action, and remember() still within
 its ratio of raw sqlite3.
 
-Two runtimes on two files in the temp dir replay the same long stream of mixed actions
-(50,000; 5,000 with ``--quick``): memory writes and reads, tool calls (some failing, some
-repeating), LLM calls, decisions and handoffs. One is a default ``AgentRuntime`` (the five
-detectors on); on the other the detectors are taken out right after construction: the
-first processor of ``agent.pipeline`` is the loop guard's novelty tracker, which counts
-the action and runs the five detectors, and reads go through
-``agent._guard.observe_read``. The stream is replayed in blocks of 500 actions,
-alternating which runtime goes first; every call is timed on its own. The result is the
+One agent on one file replays a long stream of mixed actions (50,000; 5,000 with
+``--quick``): memory writes and reads, tool calls (some failing, some repeating), LLM
+calls, decisions and handoffs. Every action runs twice in turn, once with the agent's loop
+detection on and once with it switched off (``Detection``: the first processor of
+``agent.pipeline`` is the loop guard's novelty tracker, which counts the action and runs
+the five detectors; reads go through ``agent._guard.observe_read``); which goes first
+alternates, and each call is timed on its own. Both calls of a pair run on the same file,
+connection and caches, at the same moment of the machine, so their difference is what
+detection adds; detection sees each action of the stream once. The result is the
 difference of the medians per action kind (``remember`` and ``record_tool_call`` are the
-target; the other kinds are information), plus the median of the per-block differences
-as a check on drift.
+target; the other kinds are information); the median of the pairs' differences is printed
+beside it.
 
 Then ``remember()`` with detection is run beside the raw sqlite3 baseline of ``_common``
-(one connection, WAL, ``synchronous=NORMAL``, insert + commit per op), fresh files per round
-and alternating order as in benchmark 1, to confirm the foundation's ratio still holds.
+(one connection, WAL, ``synchronous=NORMAL``, insert + commit per op), interleaved op by op
+on fresh files per round as in benchmark 1, to confirm the foundation's ratio still holds.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from _common import NS, RAW_INSERT, Check, Config, line, median, open_raw, section
+from _common import Check, Config, interleaved_writes, line, median, section
 from _workload import make_value
 
 from octopoda import AgentRuntime
@@ -88,65 +87,71 @@ def _runner(agent: AgentRuntime) -> dict[str, Callable[..., Any]]:
     }
 
 
-def strip_detection(agent: AgentRuntime) -> None:
-    """Take the loop guard's processor (the novelty tracker and the five detectors) and
-    its read observer out."""
-    guard = agent._guard
-    processors = agent.pipeline.processors
-    expected = guard.processors()  # the counter, the novelty tracker and the detectors
-    if processors[:DETECTION_PROCESSORS] != expected or len(expected) != DETECTION_PROCESSORS:
-        raise RuntimeError(
-            "the agent pipeline no longer starts with the loop guard's processors"
-            f"  ({processors[:DETECTION_PROCESSORS]!r}); update bench_loops.py"
-        )
-    del processors[:DETECTION_PROCESSORS]
-    guard.observe_read = lambda *args: None  # type: ignore[method-assign]
+class Detection:
+    """Switches an agent's loop detection off and on: its pipeline processor (the novelty
+    tracker, which counts the action and runs the five detectors) and its read observer."""
 
+    def __init__(self, agent: AgentRuntime) -> None:
+        guard = agent._guard
+        self.guard = guard
+        self.processors = agent.pipeline.processors
+        expected = guard.processors()
+        if self.processors[:DETECTION_PROCESSORS] != expected or len(expected) != (
+            DETECTION_PROCESSORS
+        ):
+            raise RuntimeError(
+                "the agent pipeline no longer starts with the loop guard's processors"
+                f"  ({self.processors[:DETECTION_PROCESSORS]!r}); update bench_loops.py"
+            )
+        self.detect = expected
+        self.observe_read = guard.observe_read
 
-def _replay(
-    calls: dict[str, Callable[..., Any]], block: list[Action], into: dict[str, list[float]]
-) -> None:
-    clock = time.perf_counter
-    for kind, args in block:
-        call = calls[kind]
-        t0 = clock()
-        call(*args)
-        into[kind].append(clock() - t0)
+    def off(self) -> None:
+        del self.processors[:DETECTION_PROCESSORS]
+        self.guard.observe_read = lambda *args: None  # type: ignore[method-assign]
+
+    def on(self) -> None:
+        self.processors[:0] = self.detect
+        self.guard.observe_read = self.observe_read  # type: ignore[method-assign]
 
 
 def _detection_overhead(cfg: Config) -> list[Check]:
     n = cfg.scale(50_000, 5_000)
     stream = make_stream(n, cfg.seed)
-    on = AgentRuntime("bench-loops", store=cfg.tmp / "loops-on.db")
-    off = AgentRuntime("bench-loops", store=cfg.tmp / "loops-off.db")
-    strip_detection(off)
-    sides = {"on": _runner(on), "off": _runner(off)}
-    warm = make_stream(200, cfg.seed + 1)  # untimed: first pages, caches
-    for calls in sides.values():
-        _replay(calls, warm, defaultdict(list))
+    agent = AgentRuntime("bench-loops", store=cfg.tmp / "loops.db")
+    detection = Detection(agent)
+    calls = _runner(agent)
+    for kind, args in make_stream(200, cfg.seed + 1):  # untimed: first pages, caches
+        calls[kind](*args)
     samples: dict[str, dict[str, list[float]]] = {"on": defaultdict(list), "off": defaultdict(list)}
-    block_deltas: dict[str, list[float]] = defaultdict(list)
-    t0 = time.perf_counter()
+    paired: dict[str, list[float]] = defaultdict(list)
+    clock = time.perf_counter
+    detection.off()
+    t0 = clock()
     try:
-        for b, start in enumerate(range(0, n, BLOCK)):
-            block = stream[start : start + BLOCK]
-            per_block: dict[str, dict[str, list[float]]] = {}
-            for side in ("on", "off") if b % 2 == 0 else ("off", "on"):
-                per_block[side] = defaultdict(list)
-                _replay(sides[side], block, per_block[side])
-                for kind, times in per_block[side].items():
-                    samples[side][kind].extend(times)
-            for kind in ("remember", "tool_call"):
-                if per_block["on"][kind] and per_block["off"][kind]:
-                    block_deltas[kind].append(
-                        median(per_block["on"][kind]) - median(per_block["off"][kind])
-                    )
+        for i, (kind, args) in enumerate(stream):
+            call = calls[kind]
+            took = {}
+            for side in ("on", "off") if i % 2 == 0 else ("off", "on"):
+                if side == "on":
+                    detection.on()
+                start = clock()
+                call(*args)
+                took[side] = clock() - start
+                if side == "on":
+                    detection.off()
+            samples["on"][kind].append(took["on"])
+            samples["off"][kind].append(took["off"])
+            paired[kind].append(took["on"] - took["off"])
     finally:
-        loops = on.stats().loops_detected
-        on.store.close()
-        off.store.close()
-    took = time.perf_counter() - t0
-    line(f"{n:,} actions per side in blocks of {BLOCK}, alternating order ({took:.1f} s)")
+        detection.on()
+        loops = agent.stats().loops_detected
+        agent.store.close()
+    took_all = clock() - t0
+    line(
+        f"{n:,} actions, each run twice in turn on one agent, with and without detection"
+        f" (which goes first alternates; {took_all:.1f} s)"
+    )
     added: dict[str, float] = {}
     details: dict[str, Any] = {}
     for kind in KINDS:
@@ -158,19 +163,19 @@ def _detection_overhead(cfg: Config) -> list[Check]:
             "median_on_us": round(med_on, 2),
             "median_off_us": round(med_off, 2),
             "added_us": round(added[kind], 2),
+            "median_paired_difference_us": round(median(paired[kind]) * 1e6, 2),
         }
         line(
             f"{kind:<9} x{len(samples['on'][kind]):>6,}: with detection {med_on:7.1f} us,"
             f" without {med_off:7.1f} us, added {added[kind]:+6.2f} us"
+            f" (median of the pairs' differences {median(paired[kind]) * 1e6:+6.2f} us)"
         )
     recorded = samples["on"]["remember"] + samples["on"]["tool_call"]
     recorded_off = samples["off"]["remember"] + samples["off"]["tool_call"]
     overall = (median(recorded) - median(recorded_off)) * 1e6
-    blockwise = {k: median(v) * 1e6 for k, v in block_deltas.items()}
     line(
         f"remember + record_tool_call: added {overall:+.2f} us per action (median);"
-        f" per-block medians: remember {blockwise['remember']:+.2f} us,"
-        f" tool_call {blockwise['tool_call']:+.2f} us; {loops} loop(s) detected in the stream"
+        f" {loops} loop(s) detected in the stream"
     )
     return [
         Check.at_most(
@@ -180,7 +185,6 @@ def _detection_overhead(cfg: Config) -> list[Check]:
             TARGET_US,
             " us",
             kinds=details,
-            blockwise_us=blockwise,
             loops_detected=loops,
         ),
         Check.at_most(
@@ -199,56 +203,26 @@ def _detection_overhead(cfg: Config) -> list[Check]:
     ]
 
 
-def _raw_writes(path: Path, values: list[Any]) -> float:
-    conn = open_raw(path)
-    try:
-        for i, value in enumerate(values[:50]):  # untimed warm-up, as in benchmark 1
-            conn.execute(RAW_INSERT, (NS, f"warm-{i}", 1, json.dumps(value)))
-            conn.commit()
-        t0 = time.perf_counter()
-        for i, value in enumerate(values):
-            conn.execute(RAW_INSERT, (NS, f"key-{i}", 1, json.dumps(value)))
-            conn.commit()
-        return time.perf_counter() - t0
-    finally:
-        conn.close()
-
-
-def _our_writes(path: Path, values: list[Any]) -> float:
-    agent = AgentRuntime("bench", store=path)  # the default: detection on
-    try:
-        remember = agent.remember
-        for i, value in enumerate(values[:50]):
-            remember(f"warm-{i}", value)
-        t0 = time.perf_counter()
-        for i, value in enumerate(values):
-            remember(f"key-{i}", value)
-        return time.perf_counter() - t0
-    finally:
-        agent.store.close()
-
-
 def _remember_ratio(cfg: Config) -> list[Check]:
     rounds, ops = cfg.scale(5, 2), cfg.scale(3000, 1000)
     values = [make_value(i) for i in range(ops)]
-    writers = {"raw": _raw_writes, "ours": _our_writes}
     ratios: list[float] = []
     for r in range(rounds):
-        order = ["raw", "ours"] if r % 2 == 0 else ["ours", "raw"]
-        took = {
-            name: writers[name](cfg.tmp / f"loops-ratio-{name}-{r}.db", values) for name in order
-        }
-        ratios.append(took["raw"] / took["ours"])
+        keys = [f"key-{r}-{i}" for i in range(ops)]
+        raw, ours = interleaved_writes(  # remember() with detection on (the default)
+            cfg.tmp / f"loops-ratio-raw-{r}.db", cfg.tmp / f"loops-ratio-ours-{r}.db", keys, values
+        )
+        ratios.append(raw / ours)
         line(
-            f"round {r + 1}/{rounds}: raw {took['raw'] / ops * 1e6:6.1f} us/op,"
-            f" remember {took['ours'] / ops * 1e6:6.1f} us/op, ratio {ratios[-1]:.3f}"
+            f"round {r + 1}/{rounds}: raw {raw / ops * 1e6:6.1f} us/op,"
+            f" remember {ours / ops * 1e6:6.1f} us/op, ratio {ratios[-1]:.3f}"
         )
     ratio = median(ratios)
     line(f"remember with detection: raw/ours {ratio:.3f} (target >= {RATIO_TARGET})")
     return [
         Check.at_least(
             "loops",
-            f"remember with detection: raw/ours ({rounds}x{ops} ops)",
+            f"remember with detection: raw/ours, interleaved ({rounds}x{ops} ops)",
             ratio,
             RATIO_TARGET,
             "x",

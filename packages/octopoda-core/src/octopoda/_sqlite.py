@@ -291,6 +291,7 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
+        self._forks = _forks[0]
         self._conn = self._open()
         _open_stores.add(self)
 
@@ -409,7 +410,8 @@ class SqliteStore:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             raise StorageError(f"the store {self._path} is closed; open a new one")
-        if os.getpid() != self._pid:  # forked: never share a connection with the parent
+        if self._forks != _forks[0]:  # forked: never share a connection with the parent
+            self._forks = _forks[0]  # (counted at fork: no getpid() system call per write)
             self._pid = os.getpid()
             self._conn = self._open()
         return self._conn
@@ -997,6 +999,9 @@ def _close_in_owner(conn: sqlite3.Connection, pid: int) -> None:
         conn.close()
 
 
+_forks = [0]  # how many times this process is a forked child of a process using stores
+
+
 def _before_fork() -> None:
     """Let no fork happen in the middle of a store call of another thread: the child would
     inherit SQLite's lock state of that transaction and could never write."""
@@ -1014,6 +1019,7 @@ def _after_fork_in_parent() -> None:
 def _after_fork_in_child() -> None:
     """The child gets fresh locks; its connections are reopened on first use (see
     ``_connection``), never shared with the parent."""
+    _forks[0] += 1
     for store in _held:
         store._lock = threading.RLock()
     _held.clear()
