@@ -24,6 +24,7 @@ import pytest
 
 from octopoda import AgentRuntime, Event, LoopSignal, SqliteStore
 from octopoda._detectors import (
+    NoveltyTracker,
     OscillationDetector,
     ReflectionDetector,
     RetryDetector,
@@ -267,22 +268,25 @@ def test_failures_further_apart_than_the_window_do_not_chain(clock: FrozenClock)
 
 
 def test_retry_thresholds_are_constructor_arguments() -> None:
-    """The documented thresholds are arguments of the detectors (the runtime offers no
-    way to pass them: see the report)."""
+    """The documented thresholds are arguments of the detectors (a runtime passes them
+    through ``LoopPolicy(detectors=...)``); the novelty tracker keeps the chains."""
     monitor = LoopMonitor()
     detector = RetryDetector(monitor, max_failures=2, max_same_results=3, window_seconds=10)
-    payload = {"name": "t", "args_sha256": "a", "args_preview": "{}", "error_sha256": "e"}
+    tracker = NoveltyTracker(monitor)
+    tracker.attach([detector])
+    payload = {"name": "t", "args_sha256": "a" * 64, "args_preview": "{}", "error_sha256": "e"}
     for seq, time in ((1, 0.0), (2, 1.0)):
-        monitor.tick(time)
-        detector(Event("x", "tool_call", dict(payload, error="boom"), time, seq))
+        tracker.process(Event("x", "tool_call", dict(payload, error="boom"), time, seq))
     (signal,) = monitor.signals()
     assert (signal.kind, signal.seqs, signal.confidence) == ("retry", (1, 2), 0.8)
-    ok_payload = {"name": "u", "args_sha256": "b", "args_preview": "{}", "result_sha256": "r"}
+    ok = {"name": "u", "args_sha256": "b" * 64, "args_preview": "{}", "result_sha256": "r"}
     for seq in (3, 4):
-        detector(Event("x", "tool_call", ok_payload, 2.0, seq))
+        tracker.process(Event("x", "tool_call", ok, 2.0, seq))
     assert len(monitor.signals()) == 1
-    detector(Event("x", "tool_call", ok_payload, 2.0, 5))
+    tracker.process(Event("x", "tool_call", ok, 2.0, 5))
     assert {s.seqs for s in monitor.signals()} == {(1, 2), (3, 4, 5)}
+    tracker.process(Event("x", "tool_call", ok, 13.0, 6))  # beyond the 10 s window
+    assert {s.seqs for s in monitor.signals()} == {(1, 2)}
 
     osc = OscillationDetector(LoopMonitor(), min_cycles=3, max_period=2)
     refl = ReflectionDetector(LoopMonitor(), min_repeats=2, similarity=0.5)

@@ -237,10 +237,6 @@ def _read_stream(agent: str, namespace: str, key: str) -> str:
     return key if namespace == "agent:" + agent else f"{namespace}\x00{key}"
 
 
-def _outcome(p: dict[str, Any]) -> str:
-    return ("e" + p["error_sha256"]) if "error_sha256" in p else ("r" + str(p.get("result_sha256")))
-
-
 # Streams keep their recent states as one string of fixed-width records (the first 16 hex
 # digits of a SHA-256, or of a 64-bit hash): one object per stream instead of a list of
 # strings, which matters because detection runs between SQLite statements that leave
@@ -301,6 +297,10 @@ class _Detector:
     def __init__(self, monitor: LoopMonitor) -> None:
         self.monitor = monitor
 
+    def __call__(self, event: Any) -> Any:
+        """A processor for the kinds in ``kinds`` (none here)."""
+        return event
+
     def report(
         self,
         stream: str,
@@ -329,6 +329,10 @@ class NoveltyTracker:
     asked to judge a chain only when it repeats), other kinds to the detectors whose
     ``kinds`` include them. ``attach`` connects the detectors (the guard does).
 
+    A tool result is new when its (tool, arguments) stream had not returned it in its
+    last 8 calls that returned something, and it is more than an acknowledgement; a memory
+    value is new when its key did not have it in its last 6 writes.
+
     Detection runs inside every write, between SQLite statements that leave little of it
     in the CPU cache, so the common path (a write or call that brought something new) is
     kept short, in one function, touching few objects.
@@ -337,7 +341,6 @@ class NoveltyTracker:
     observes_reads = True
     __slots__ = (
         "_actions",
-        "_results",
         "_routes",
         "_seen",
         "detectors",
@@ -346,12 +349,13 @@ class NoveltyTracker:
         "oscillation",
         "recall_write",
         "retry",
+        "runs",
     )
 
     def __init__(self, monitor: LoopMonitor, *, memory: int = 4096) -> None:
         self.monitor = monitor
         self.keys: _Bounded[_Key] = _Bounded(memory)
-        self._results: _Bounded[bool] = _Bounded(memory)
+        self.runs: _Bounded[_Run] = _Bounded(memory)
         self._seen: _Bounded[bool] = _Bounded(memory)
         self._actions = _Key("tool calls")
         self.detectors: list[Any] = []
@@ -471,67 +475,60 @@ class NoveltyTracker:
             return event
         if kind == "tool_call":
             p = event.payload
-            name = p["name"]
-            waiting = _waiting_names.get(name)
-            if waiting is None:
-                waiting = is_waiting(name)
+            name, args = p["name"], p["args_sha256"]
+            runs = self.runs
+            run = runs.get((name, args))
+            if run is None:
+                run = runs.put((name, args), _Run(name, args, p.get("args_preview", "")))
+            before = monitor.before = monitor.novelty
+            if run.waiting:  # waits are neutral: nothing new, no chain
+                monitor.waits += 1
+                monitor.event_novel = False
+                return event
             novel = False
             failed = "error_sha256" in p
-            if waiting:
-                monitor.waits += 1
-                outcome = ""
-            elif failed:
+            if failed:
                 outcome = "e" + p["error_sha256"]
             else:
                 result = str(p.get("result_sha256"))
                 outcome = "r" + result
-                results = self._results
-                if result not in results:
+                rec = result[:_W]
+                results = run.results
+                at = results.find(rec)
+                if at > 0 and at % _W:
+                    at = _find(results, rec)
+                if at < 0:  # a result this call had not returned lately
+                    run.results = (results if len(results) < 8 * _W else results[_W:]) + rec
                     preview = str(p.get("result_preview"))  # (is_acknowledgement, inlined)
-                    if len(preview) > 24 or _DIGIT.search(preview) is not None:
-                        results.put(result, True)
-                        novel = True
-            before = monitor.before = monitor.novelty
+                    novel = len(preview) > 24 or _DIGIT.search(preview) is not None
             monitor.event_novel = novel
             if novel:
                 monitor.novelty = before + 1
-            if not waiting:
-                retry = self.retry
-                if retry is not None:
-                    stream_key = (name, p["args_sha256"])
-                    run = retry._runs.get(stream_key)
-                    if run is None:  # a new stream (RetryDetector.observe, inlined)
-                        run = retry._runs.put(stream_key, _Run(p.get("args_preview", "")))
-                        run.outcome = outcome
-                        run.calls = [event.seq]
-                        run.failures = [event.seq] if failed else []
-                        run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, time
-                        if retry._first_threshold <= 1:
-                            retry._judge(f"{name}\x00{stream_key[1]}", name, run, p, failed, time)
-                    else:
-                        retry.observe(event, name, failed, outcome, run)
-                osc = self.oscillation
-                if osc is not None:
-                    rec = f"{hash((name, p['args_sha256'], outcome)) & _MASK64:016x}"
-                    actions = self._actions  # (OscillationDetector.observe, inlined)
-                    refs = actions.refs
-                    refs.append((event.seq, kind, name, p.get("args_preview", "")))
-                    if len(refs) > 24:
-                        del refs[0]
-                    chain = actions.chain
-                    if before != actions.novelty or time - actions.time > osc.window_seconds:
-                        actions.chain, at = rec, -1
-                    else:
-                        at = chain.find(rec)
-                        if at > 0 and at % _W:
-                            at = _find(chain, rec)
-                        actions.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
-                    actions.novelty, actions.time = monitor.novelty, time
-                    if at < 0:
-                        if monitor._active:
-                            monitor.clear(osc.kind, _ACTIONS)
-                    elif not chain.endswith(rec):  # (a repeat is not an alternation)
-                        osc.judge(_ACTIONS, actions, time, osc.max_action_period)
+            retry = self.retry
+            if retry is not None:
+                retry.observe(event, name, failed, outcome, run)
+            osc = self.oscillation
+            if osc is not None:  # (OscillationDetector.observe, inlined)
+                rec = run.tag + outcome[1:7]
+                actions = self._actions
+                refs = actions.refs
+                refs.append((event.seq, kind, name, run.preview))
+                if len(refs) > 24:
+                    del refs[0]
+                chain = actions.chain
+                if before != actions.novelty or time - actions.time > osc.window_seconds:
+                    actions.chain, at = rec, -1
+                else:
+                    at = chain.find(rec)
+                    if at > 0 and at % _W:
+                        at = _find(chain, rec)
+                    actions.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
+                actions.novelty, actions.time = monitor.novelty, time
+                if at < 0:
+                    if monitor._active:
+                        monitor.clear(osc.kind, _ACTIONS)
+                elif not chain.endswith(rec):  # (a repeat is not an alternation)
+                    osc.judge(_ACTIONS, actions, time, osc.max_action_period)
             return event
         novel = False
         if kind in ("handoff", "message_sent", "broadcast", "message_read"):
@@ -565,13 +562,29 @@ class NoveltyTracker:
 
 
 class _Run:
-    """One (tool, arguments) stream: its chain of calls since the last progress. The calls
-    share name and arguments, so the chain keeps only their seqs."""
+    """One (tool, arguments) stream: what is the same for all its calls, the results it
+    returned lately (for novelty), and its chain of calls since the last progress (their
+    seqs: the calls share name and arguments)."""
 
-    __slots__ = ("calls", "failures", "novelty", "outcome", "polled", "preview", "time", "waits")
+    __slots__ = (
+        "calls",
+        "failures",
+        "novelty",
+        "outcome",
+        "polled",
+        "preview",
+        "results",
+        "tag",
+        "time",
+        "waiting",
+        "waits",
+    )
 
-    def __init__(self, preview: str) -> None:
+    def __init__(self, name: str, args: str, preview: str) -> None:
         self.preview = preview
+        self.waiting = is_waiting(name)
+        self.tag = f"{hash((name, args)) & 0xFFFFFFFFFF:010x}"  # its part of an action state
+        self.results = ""  # the results of its last 8 calls that returned one
         self.outcome = ""
         self.novelty = -1
         self.waits = 0
@@ -582,11 +595,8 @@ class _Run:
 
 
 class RetryDetector(_Detector):
-    """The same tool with the same arguments, failing or returning the same result.
-
-    Tool calls reach it through the novelty tracker (``observe``); called directly as a
-    processor it takes tool-call events itself.
-    """
+    """The same tool with the same arguments, failing or returning the same result. The
+    novelty tracker keeps a run per (tool, arguments) and hands each call to ``observe``."""
 
     kind = "retry"
 
@@ -600,7 +610,6 @@ class RetryDetector(_Detector):
         max_polls: int = 10,
         poll_interval_seconds: float = 5.0,
         window_seconds: float = 300.0,
-        streams: int = 512,
     ) -> None:
         super().__init__(monitor)
         self.max_failures = max_failures
@@ -610,41 +619,27 @@ class RetryDetector(_Detector):
         self.poll_interval_seconds = poll_interval_seconds
         self.window_seconds = window_seconds
         self._first_threshold = min(max_failures, max_any_failures, max_same_results, max_polls)
-        self._runs: _Bounded[_Run] = _Bounded(streams)
 
-    def __call__(self, event: Any) -> Any:
-        if event.kind == "tool_call" and not is_waiting(event.payload["name"]):
-            p = event.payload
-            self.observe(event, p["name"], "error_sha256" in p, _outcome(p))
-        return event
-
-    def observe(
-        self, event: Any, name: str, failed: bool, outcome: str, run: _Run | None = None
-    ) -> None:
-        """One call (not a waiting one) of tool ``name``; ``outcome`` is its error or
-        result digest; ``run`` its stream when the caller already looked it up."""
+    def observe(self, event: Any, name: str, failed: bool, outcome: str, run: _Run) -> None:
+        """One call (not a waiting one) of tool ``name`` in ``run``; ``outcome`` is its
+        error or result digest."""
         p = event.payload
         monitor = self.monitor
         time = event.time
-        args = p["args_sha256"]
-        if run is None:
-            run = self._runs.get((name, args))
-        if run is None:
-            run = self._runs.put((name, args), _Run(p.get("args_preview", "")))
-            fresh = True
-        else:
-            fresh = (
-                monitor.before != run.novelty
-                or time - run.time > self.window_seconds
-                or (run.outcome != outcome and not (failed and run.failures))
-            )
-        if fresh:  # a new result, or progress: not a loop; the stream starts afresh
+        if (
+            monitor.before != run.novelty
+            or time - run.time > self.window_seconds
+            or (run.outcome != outcome and not (failed and run.failures))
+        ):  # a new result, or progress: not a loop; the stream starts afresh
             if monitor._active:
-                monitor.clear(self.kind, f"{name}\x00{args}")
+                monitor.clear(self.kind, f"{name}\x00{p['args_sha256']}")
             run.outcome = outcome
             run.polled = False
             run.calls = [event.seq]
-            run.failures = [event.seq] if failed else []
+            if failed:
+                run.failures = [event.seq]
+            elif run.failures:
+                run.failures = []
         else:
             if run.outcome != outcome:  # failing again, differently: the any-failure chain
                 run.outcome = outcome
@@ -665,7 +660,7 @@ class RetryDetector(_Detector):
                 run.failures = []
         run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, time
         if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:
-            self._judge(f"{name}\x00{args}", name, run, p, failed, time)
+            self._judge(f"{name}\x00{p['args_sha256']}", name, run, p, failed, time)
 
     def _judge(
         self, stream: str, name: str, run: _Run, p: dict[str, Any], failed: bool, time: float
