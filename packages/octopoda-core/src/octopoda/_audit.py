@@ -112,7 +112,7 @@ class _Walk:
         rows: Iterable[tuple[Any, ...]],
         collect: Callable[[int, float, str], None] | None = None,
     ) -> None:
-        """``step`` over raw chain rows ``(agent, seq, time, kind, payload_text, prev, hash)``
+        """``step`` over raw chain rows ``(seq, time, kind, payload_text, prev, hash)``
         in one tight loop (verifying 100,000s of events is mostly this loop): a row that does
         not link cleanly goes through ``step``, which records why. ``collect(seq, time,
         payload_text)`` sees every verified row."""
@@ -123,7 +123,7 @@ class _Walk:
         prev, expect = self.prev, self.seq + 1
         prev_bytes = bytes.fromhex(prev)
         try:
-            for _agent, seq, time, kind, text, stored_prev, h in rows:
+            for seq, time, kind, text, stored_prev, h in rows:
                 if seq != expect or stored_prev != prev:
                     break
                 kind_json = kinds.get(kind)

@@ -876,15 +876,15 @@ class PostgresStore:
                 remaining -= len(chunk)
 
     def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
-        """Raw event rows ``(agent, seq, time, kind, payload_text, prev_hash, hash)``, for
-        verification without parsing payloads."""
+        """Raw event rows ``(seq, time, kind, payload_text, prev_hash, hash)``, for
+        verification without parsing payloads (no agent column: it costs a string a row)."""
         cursor = after_seq
         while True:
             chunk = self._fetchall(q.CHAIN_CHUNK, (agent, cursor, _CHUNK))
             yield from chunk
             if len(chunk) < _CHUNK:
                 return
-            cursor = chunk[-1][1]
+            cursor = chunk[-1][0]
 
     def agent(self, agent: str) -> AgentRow | None:
         r = self._fetchone(q.AGENT, (agent,))

@@ -305,7 +305,7 @@ ALL_VERSIONS: Final = (
     " ORDER BY key, version LIMIT %s"
 )
 CHAIN_CHUNK: Final = (
-    "SELECT agent, seq, time, kind, payload, prev_hash, hash FROM events"
+    "SELECT seq, time, kind, payload, prev_hash, hash FROM events"
     " WHERE agent = %s AND seq > %s ORDER BY seq LIMIT %s"
 )
 AGENT: Final = f"SELECT {AGENT_COLS} FROM agents WHERE id = %s"

@@ -103,7 +103,7 @@ _SQL_ALL_VERSIONS: Final = (
     " ORDER BY key, version LIMIT ?"
 )
 _SQL_EVENTS_CHUNK: Final = (
-    "SELECT agent, seq, time, kind, payload, prev_hash, hash FROM events"
+    "SELECT seq, time, kind, payload, prev_hash, hash FROM events"
     " WHERE agent = ? AND seq > ? ORDER BY seq LIMIT ?"
 )
 _AGENT_COLS: Final = "id, created_at, status, head_seq, head_hash, last_active, status_reason"
@@ -815,15 +815,15 @@ class SqliteStore:
                 remaining -= len(chunk)
 
     def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
-        """Raw event rows ``(agent, seq, time, kind, payload_text, prev_hash, hash)``, for
-        verification without parsing payloads."""
+        """Raw event rows ``(seq, time, kind, payload_text, prev_hash, hash)``, for
+        verification without parsing payloads (no agent column: it costs a string a row)."""
         cursor = after_seq
         while True:
             chunk = self._fetchall(_SQL_EVENTS_CHUNK, (agent, cursor, _CHUNK))
             yield from chunk
             if len(chunk) < _CHUNK:
                 return
-            cursor = chunk[-1][1]
+            cursor = chunk[-1][0]
 
     def agent(self, agent: str) -> AgentRow | None:
         r = self._fetchone(_SQL_AGENT, (agent,))

@@ -293,8 +293,8 @@ class Store(Protocol):
         ...
 
     def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
-        """Raw event rows ``(agent, seq, time, kind, payload_text, prev_hash, hash)`` in seq
-        order, without parsing payloads (for verification)."""
+        """Raw event rows ``(seq, time, kind, payload_text, prev_hash, hash)`` of ``agent`` in
+        seq order, without parsing payloads (for verification)."""
         ...
 
     def agent(self, agent: str) -> AgentRow | None: ...
