@@ -336,6 +336,9 @@ class SqliteStore:
                     conn.execute("PRAGMA journal_mode = WAL")
                 sync = "FULL" if self._durability == "full" else "NORMAL"
                 conn.execute(f"PRAGMA synchronous = {sync}")
+                # freed space is zeroed, whatever this SQLite build's default: an erased
+                # value leaves no copy behind in pages that split or moved cells before
+                conn.execute("PRAGMA secure_delete = ON")
                 self._migrate(conn)
                 return conn
             except sqlite3.OperationalError as exc:
