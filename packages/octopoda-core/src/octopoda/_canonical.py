@@ -53,41 +53,29 @@ _c_sorted = c_encoder(sort_keys=True)
 def _plain(obj: Any) -> bool:
     """True when ``obj`` holds no float, no large int and no non-ASCII object key."""
     stack = [obj]
-    pop, push = stack.pop, stack.append
     while stack:
-        o = pop()
+        o = stack.pop()
         t = type(o)
         if t is dict:
-            for k, v in o.items():
+            for k in o:
                 if type(k) is not str or not k.isascii():
                     return False
-                tv = type(v)
-                if tv is str or tv is bool or v is None:
-                    continue
-                if tv is int:
-                    if not -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
-                        return False
-                elif tv is dict or tv is list:
-                    push(v)
-                else:
-                    return False
+            values = o.values()
         elif t is list:
-            for v in o:
-                tv = type(v)
-                if tv is str or tv is bool or v is None:
-                    continue
-                if tv is int:
-                    if not -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
-                        return False
-                elif tv is dict or tv is list:
-                    push(v)
-                else:
+            values = o
+        else:
+            values = (o,)
+        for v in values:
+            tv = type(v)
+            if tv is str or tv is bool or v is None:
+                continue
+            if tv is int:
+                if not -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
                     return False
-        elif t is int:
-            if not -_MAX_SAFE_INT <= o <= _MAX_SAFE_INT:
+            elif tv is dict or tv is list:
+                stack.append(v)
+            else:
                 return False
-        elif not (t is str or t is bool or o is None):
-            return False
     return True
 
 

@@ -163,19 +163,16 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
         event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
-        if snapshot is None and status is None and not ops and expected_seq is None:
-            stored, versions = self._store.commit(event, writes, self._pipeline.run)
-        else:
-            stored, versions = self._store.commit(
-                event,
-                writes,
-                self._pipeline.run,
-                snapshot=snapshot,
-                replace_snapshot=replace_snapshot,
-                status=status,
-                ops=ops,
-                expected_seq=expected_seq,
-            )
+        stored, versions = self._store.commit(
+            event,
+            writes,
+            self._pipeline.run,
+            snapshot=snapshot,
+            replace_snapshot=replace_snapshot,
+            status=status,
+            ops=ops,
+            expected_seq=expected_seq,
+        )
         self._after_commit(stored)
         return stored, versions
 

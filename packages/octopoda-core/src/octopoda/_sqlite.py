@@ -535,20 +535,7 @@ class SqliteStore:
             version = (head[2] or 0) + 1
             versions.append(version)
             event.payload["writes"] = [write_entry(w, version, agent_namespace(agent))]
-            rows.append(
-                (
-                    w.namespace,
-                    w.key,
-                    version,
-                    w.encoding,
-                    w.data,
-                    json.dumps(list(w.tags), ensure_ascii=False) if w.tags else None,
-                    agent,
-                    event.time if w.created_at is None else w.created_at,
-                    w.expires_at,
-                    seq,
-                )
-            )
+            rows.append(_memory_row(w, version, agent, event.time, seq))
         elif writes:
             own = agent_namespace(agent)
             next_version: dict[tuple[str, str], int] = {
@@ -577,20 +564,7 @@ class SqliteStore:
                 versions.append(version)
                 entry = write_entry(w, version, own)
                 entries.append(entry)
-                rows.append(
-                    (
-                        w.namespace,
-                        w.key,
-                        version,
-                        w.encoding,
-                        w.data,
-                        json.dumps(list(w.tags), ensure_ascii=False) if w.tags else None,
-                        agent,
-                        event.time if w.created_at is None else w.created_at,
-                        w.expires_at,
-                        seq,
-                    )
-                )
+                rows.append(_memory_row(w, version, agent, event.time, seq))
             for w, at, head_version, head_author in stale:
                 cur = conn.execute(
                     _SQL_INSERT_CONFLICT,
@@ -970,6 +944,22 @@ class SqliteStore:
 
 def _space(r: tuple[Any, ...]) -> SpaceRow:
     return SpaceRow(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])))
+
+
+def _memory_row(w: MemoryWrite, version: int, agent: str, time: float, seq: int) -> tuple[Any, ...]:
+    """The memories row of one write (columns of ``_SQL_INSERT_MEMORY``)."""
+    return (
+        w.namespace,
+        w.key,
+        version,
+        w.encoding,
+        w.data,
+        json.dumps(list(w.tags), ensure_ascii=False) if w.tags else None,
+        agent,
+        time if w.created_at is None else w.created_at,
+        w.expires_at,
+        seq,
+    )
 
 
 def _erase_securely(conn: sqlite3.Connection, op: EraseKey) -> None:
