@@ -1101,11 +1101,14 @@ class PingPongDetector(_Detector):
         best: list[Pass] = []
         distinct = 0
         if not self._since_my_last(agent, run):
-            for length in range(self.min_passes, len(run) + 1):
-                tail = run[-length:]
-                count = len({content for _, _, content, _, _ in tail})
-                if count * 2 <= length:
-                    best, distinct = tail, count
+            # the longest newest tail in which every content repeats on average
+            seen: set[str] = set()
+            for length, item in enumerate(reversed(run), 1):
+                seen.add(item[2])
+                if len(seen) * 2 > len(run):
+                    break  # no longer tail can repeat enough
+                if length >= self.min_passes and len(seen) * 2 <= length:
+                    best, distinct = run[-length:], len(seen)
         if not best:
             self.monitor.clear(self.kind, stream)
             return
