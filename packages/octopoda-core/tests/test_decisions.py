@@ -177,6 +177,41 @@ def test_repeats_are_looked_for_among_the_last_200_events(
     assert again.repeats_seq == (first.seq if flagged else None)
 
 
+@pytest.mark.parametrize(("events_between", "flagged"), [(199, True), (200, False)])
+def test_the_window_holds_when_decisions_were_checked_in_between(
+    agent: AgentRuntime, events_between: int, flagged: bool
+) -> None:
+    """Decisions logged in between are checked against what was read before: the first
+    decision still leaves the window after exactly 200 events."""
+    first = agent.log_decision("rotate the API keys")
+    unrelated = ["archive old invoices", "email the auditors", "close the sprint"]
+    for i in range(events_between):
+        if i % 50 == 25:
+            assert agent.log_decision(unrelated[i % 3] + f" batch {i}").repeats_seq is None
+        else:
+            agent.remember(f"k{i % 5}", i)
+    again = agent.log_decision("Rotate the api keys.")
+    assert again.seq == first.seq + events_between + 1
+    assert again.repeats_seq == (first.seq if flagged else None)
+
+
+def test_a_decision_logged_by_another_runtime_of_the_agent_is_a_repeat(
+    agent: AgentRuntime, tmp_path: Path, clock: FrozenClock
+) -> None:
+    agent.log_decision("archive old invoices")  # this runtime has read the chain so far
+    other_store = SqliteStore(tmp_path / "decisions.db")
+    try:
+        other = AgentRuntime("planner", store=other_store, clock=clock)
+        theirs = other.log_decision("Rotate the API keys")
+        assert theirs.repeats_seq is None
+    finally:
+        other_store.close()
+    again = agent.log_decision("rotate the api keys")
+    assert (again.repeats_seq, again.similarity) == (theirs.seq, 1.0)
+    fresh = AgentRuntime("planner", store=agent.store, clock=clock)
+    assert fresh.log_decision("Archive old invoices!").repeats_seq == 1
+
+
 # -- memory as of a point --------------------------------------------------------------------
 
 VIEWS: dict[str, Callable[[AgentRuntime, Decision], MemoryView]] = {

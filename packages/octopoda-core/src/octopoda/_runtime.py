@@ -43,7 +43,7 @@ from ._store import (
     agent_namespace,
     stored_sha256,
 )
-from ._timeline import Decision, MemoryDiff, MemoryView, diff_rows, text_similarity
+from ._timeline import Decision, MemoryDiff, MemoryView, RecentDecisions, diff_rows
 from ._values import (
     decode_value,
     encode_value,
@@ -123,6 +123,7 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         self._guard = LoopGuard(self._agent_id, self._store, policy, self._now())
         self._in_after_commit = False
         self._seen: dict[tuple[str, str], int] = {}  # shared keys: the version last seen
+        self._decisions = RecentDecisions(REPEAT_WINDOW_EVENTS)
         self._pipeline = Pipeline([*self._guard.processors(), *processors])
         self.audit = AuditTrail(self._store, self._agent_id)
         """The agent's hash-chained audit trail: ``verify()``, ``head()``, ``export()``."""
@@ -667,15 +668,9 @@ class AgentRuntime(ActionsMixin, CollabMixin):
 
     def _recent_repeat(self, decision: str) -> tuple[int, float] | None:
         head = self.audit.head().seq
-        best: tuple[int, float] | None = None
-        recent = self._store.events(
-            self._agent_id, after_seq=max(0, head - REPEAT_WINDOW_EVENTS), kinds=["decision"]
+        return self._decisions.most_similar(
+            self._store, self._agent_id, head, decision, REPEAT_SIMILARITY
         )
-        for event in recent:
-            score = text_similarity(decision, str(event.payload.get("decision", "")))
-            if score >= REPEAT_SIMILARITY and (best is None or score >= best[1]):
-                best = (event.seq, score)
-        return best
 
     def decisions(self, *, limit: int | None = None) -> list[Decision]:
         """Logged decisions, oldest first."""

@@ -7,6 +7,7 @@ the newest version of each key written at or before that seq.
 from __future__ import annotations
 
 import re
+from collections import deque
 from itertools import pairwise
 from typing import Any, NamedTuple
 
@@ -14,7 +15,7 @@ from ._records import MemoryItem, RecallResult
 from ._store import Store, StoredRow
 from ._values import decode_value, validate_key, validate_tags
 
-__all__ = ["Decision", "MemoryDiff", "MemoryView", "text_similarity"]
+__all__ = ["Decision", "MemoryDiff", "MemoryView", "RecentDecisions"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -26,13 +27,59 @@ def _shingles(text: str) -> set[str]:
     return {f"{a} {b}" for a, b in pairwise(words)} | set(words)
 
 
-def text_similarity(a: str, b: str) -> float:
-    """Deterministic similarity in [0, 1]: Jaccard overlap of case-folded words and word
-    pairs. Identical texts score 1.0; rewordings that keep most words score high."""
-    sa, sb = _shingles(a), _shingles(b)
+def _similarity(sa: set[str], sb: set[str], a: str, b: str) -> float:
+    """Deterministic similarity in [0, 1] of texts ``a`` and ``b`` from their shingles:
+    Jaccard overlap of case-folded words and word pairs. Identical texts score 1.0;
+    rewordings that keep most words score high."""
     if not sa and not sb:
         return 1.0 if a.strip() == b.strip() else 0.0
-    return len(sa & sb) / len(sa | sb)
+    common = len(sa & sb)
+    return common / (len(sa) + len(sb) - common)
+
+
+class RecentDecisions:
+    """An agent's decisions among its last ``window`` events, as word shingles, kept in
+    memory and topped up from the store. Seqs are gapless and committed in order per
+    agent, so each check reads only the events after the last seq it saw (decisions of the
+    same agent in other processes included) instead of re-reading and re-parsing the
+    window every time."""
+
+    __slots__ = ("_read", "_recent", "window")
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self._read = 0  # events up to this seq have been read
+        self._recent: deque[tuple[int, set[str], str]] = deque()
+
+    def most_similar(
+        self, store: Store, agent: str, head: int, text: str, threshold: float
+    ) -> tuple[int, float] | None:
+        """The (seq, similarity) of the recent decision most similar to ``text``, when it
+        reaches ``threshold``; the latest such on a tie. ``head`` is the agent's last seq."""
+        low = head - self.window  # decisions after this seq count
+        recent = self._recent
+        if head < self._read:  # not the chain this cache was read from
+            recent.clear()
+            self._read = 0
+        for event in store.events(
+            agent, after_seq=max(self._read, low, 0), until_seq=head, kinds=["decision"]
+        ):
+            said = str(event.payload.get("decision", ""))
+            recent.append((event.seq, _shingles(said), said))
+        self._read = head
+        while recent and recent[0][0] <= low:
+            recent.popleft()
+        mine = _shingles(text)
+        size = len(mine)
+        best: tuple[int, float] | None = None
+        for seq, theirs, said in recent:
+            other = len(theirs)
+            if other and size and min(size, other) < threshold * max(size, other):
+                continue  # too different in length to reach the threshold
+            score = _similarity(mine, theirs, text, said)
+            if score >= threshold and (best is None or score >= best[1]):
+                best = (seq, score)
+        return best
 
 
 def _live_at(row: StoredRow, when: float | None) -> bool:
