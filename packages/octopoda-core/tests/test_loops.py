@@ -744,6 +744,19 @@ def test_a_genuinely_new_value_resets_recall_write(clock: FrozenClock) -> None:
     assert active(agent, "recall_write") == []
 
 
+def test_forgetting_the_key_ends_its_recall_write_churn(clock: FrozenClock) -> None:
+    agent = make(clock)
+    agent.remember("lease", {"owner": "a"})
+    for _ in range(3):
+        agent.remember("lease", agent.recall("lease").value)
+    assert active(agent, "recall_write")
+    agent.forget("lease")
+    assert active(agent, "recall_write") == []
+    agent.remember("lease", {"owner": "a"})  # written again after the forget: a new start
+    agent.remember("lease", agent.recall("lease").value)
+    assert active(agent, "recall_write") == []
+
+
 def test_recall_is_never_written_but_feeds_recall_write(clock: FrozenClock) -> None:
     agent = make(clock)
     agent.remember("k", 1)

@@ -44,6 +44,7 @@ import hashlib
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from itertools import islice
 from typing import Any, Generic, TypeVar
 
@@ -60,6 +61,7 @@ __all__ = [
     "gist_similarity",
     "is_acknowledgement",
     "is_waiting",
+    "name_other_things",
     "normalize_error",
 ]
 
@@ -187,9 +189,26 @@ def _gist(text: str) -> frozenset[str]:
     return content or frozenset(words)
 
 
+def _names_something(word: str) -> bool:
+    return (
+        _DIGIT.search(word) is not None
+        and " " not in word
+        and (len(word) >= 3 or not word.isdigit())
+    )
+
+
+def name_other_things(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
+    """Whether the words of two texts differ in an identifier or a number of three or more
+    characters ("order 1001" and "order 1002", "INV2231", "v2"): then they are about
+    different things, however alike the rest. Small counts ("attempt 3") do not count."""
+    return any(_names_something(w) for w in a ^ b)
+
+
 def _same_gist(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
+    if name_other_things(a, b):
+        return 0.0
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     if len(small) >= 3 and small <= large and len(large) <= 2 * len(small):
         return 1.0  # the same statement with words added ("..., final answer")
@@ -199,8 +218,9 @@ def _same_gist(a: frozenset[str], b: frozenset[str]) -> float:
 def gist_similarity(a: str, b: str) -> float:
     """How much two texts say the same, in [0, 1]: the Jaccard overlap of their content
     words (filler like "I should", "let me", "the" dropped, crude stems), or 1.0 when one
-    only adds words to the other. Restatements score high; statements about other things
-    (another order id, another database) score low."""
+    only adds words to the other; 0.0 when they name different identifiers or numbers
+    (another order id). Restatements score high; statements about other things (another
+    database) score low."""
     return _same_gist(_gist(a), _gist(b))
 
 
@@ -461,12 +481,14 @@ class NoveltyTracker:
                     elif not chain.endswith(rec):  # (a repeat is not an alternation)
                         osc.judge(stream, key, time, osc.max_period)
                 key.novelty, key.time = novelty, time
-                if (
-                    churn is not None
-                    and (kind == "remember" or kind == "shared_write")
-                    and (key.read is not None or key.churns is not None or recent.endswith(rec))
-                ):  # (recall-write: nothing to do for a new value written without a read)
-                    churn.observe_write(stream, key, rec, entry, event, recent, same)
+                if churn is None:
+                    continue
+                if kind == "remember" or kind == "shared_write":
+                    if key.read is not None or key.churns is not None or recent.endswith(rec):
+                        # (recall-write: nothing to do for a new value written without a read)
+                        churn.observe_write(stream, key, rec, entry, event, recent, same)
+                elif key.churns is not None:  # a forget, restore or import ends a churn
+                    churn.end(stream, key)
             routes = self._routes.get(kind)
             if routes is None:
                 routes = self._route(kind)
@@ -876,6 +898,12 @@ class RecallWriteDetector(_Detector):
     def __call__(self, event: Any) -> Any:
         return event
 
+    def end(self, stream: str, churn: _Key) -> None:
+        """The key's churn is over (a new value, progress, or not a write of a value)."""
+        churn.churns = None
+        if self.monitor._active:
+            self.monitor.clear(self.kind, stream)
+
     def observe_write(
         self,
         stream: str,
@@ -890,7 +918,6 @@ class RecallWriteDetector(_Detector):
         value, or continuing a churn. ``recent`` holds the values of its last writes before
         this one; ``follows`` says nothing new happened since the last of them (recall-write
         has no time window)."""
-        monitor = self.monitor
         read = churn.read
         if read is not None:
             churn.read = None
@@ -900,9 +927,7 @@ class RecallWriteDetector(_Detector):
             unchanged = repeat = recent.endswith(rec)
         if not repeat or not follows:
             if churn.churns is not None:
-                churn.churns = None
-                if monitor._active:
-                    monitor.clear(self.kind, stream)
+                self.end(stream, churn)
             if not repeat:
                 return
         refs = churn.churns
