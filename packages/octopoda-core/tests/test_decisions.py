@@ -165,6 +165,33 @@ def test_a_different_decision_is_not_flagged(agent: AgentRuntime, text: str) -> 
     assert "repeats_seq" not in agent.timeline()[-1].payload
 
 
+_REFUND = (
+    "approve the refund because the item arrived damaged and the customer is eligible"
+    " under the 30 day policy"
+)
+_UPLOAD = (
+    "retry the upload of the quarterly report to the shared drive after the network"
+    " timeout, keeping the same file and folder"
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "flagged"),
+    [
+        (f"Order 1001: {_REFUND}", f"Order 1002: {_REFUND}", False),
+        (f"Release v2: {_UPLOAD}", f"Release v3: {_UPLOAD}", False),
+        (f"Attempt 2: {_UPLOAD}", f"Attempt 3: {_UPLOAD}", True),
+        (f"Order 1001: {_REFUND}", f"order 1001 - {_REFUND.upper()}", True),
+    ],
+)
+def test_a_decision_naming_another_id_is_not_a_repeat(
+    agent: AgentRuntime, first: str, second: str, flagged: bool
+) -> None:
+    before = agent.log_decision(first)
+    again = agent.log_decision(second)
+    assert again.repeats_seq == (before.seq if flagged else None)
+
+
 @pytest.mark.parametrize(("events_between", "flagged"), [(199, True), (200, False)])
 def test_repeats_are_looked_for_among_the_last_200_events(
     agent: AgentRuntime, events_between: int, flagged: bool

@@ -680,6 +680,35 @@ def test_decisions_about_different_subjects_are_not_reflection(clock: FrozenCloc
     assert_quiet(agent)
 
 
+def test_templated_decisions_naming_different_ids_are_not_reflection(
+    clock: FrozenClock,
+) -> None:
+    """One subject, one template, a different order id each time, and only
+    acknowledgements in between: three decisions about three orders, not one restated."""
+    agent = make(clock)
+    template = (
+        "Approve the refund for order {} because the item arrived damaged and the customer"
+        " is eligible under the 30 day policy"
+    )
+    for order in ("A-1001", "A-1002", "A-1003", "A-1004"):
+        agent.log_decision(template.format(order), context={"subject": "refunds"})
+        ok(agent, "issue_refund", {"order": order}, {"status": "refunded"})
+    assert_quiet(agent)
+
+
+def test_a_restatement_numbering_its_attempts_is_still_reflection(clock: FrozenClock) -> None:
+    """Small counts are not identifiers: "attempt 2" and "attempt 3" restate one plan."""
+    agent = make(clock)
+    seqs = [
+        agent.log_decision(
+            f"Attempt {n}: retry the upload of the quarterly report to the shared drive after"
+            " the network timeout, keeping the same file and folder"
+        ).seq
+        for n in (1, 2, 3)
+    ]
+    assert the_signal(agent, "reflection").seqs == tuple(seqs)
+
+
 def test_an_hourly_check_with_the_same_outcome_is_not_reflection(clock: FrozenClock) -> None:
     """A monitoring agent checks health every hour and logs the same decision. Retry and
     oscillation have time windows (300 s, 600 s); reflection has none, so in the third hour

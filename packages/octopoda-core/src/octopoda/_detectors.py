@@ -31,8 +31,11 @@ Defaults (every number is a constructor argument, settable per runtime through
   do not chain.
 * ``ReflectionDetector``: ``min_repeats`` (3) decisions on one subject saying the same
   (``gist_similarity`` >= 0.8: the same content words) with nothing new in between.
+  Statements that name different identifiers or numbers of three or more characters
+  ("order 1001", "order 1002") are never the same; small counts ("attempt 3") may differ.
 * ``RecallWriteDetector``: a key read and written back unchanged or with one of its recent
-  values, or rewritten with the value it already has, ``min_churns`` (3) times.
+  values, or rewritten with the value it already has, ``min_churns`` (3) times; a forget
+  (or restore, import) of the key ends the churn.
 
 Confidence starts at 0.7-0.8 at the threshold and halves the remaining doubt with every
 further repetition.

@@ -65,7 +65,9 @@ _DAY = 86400.0
 REPEAT_WINDOW_EVENTS = 200
 """A decision is compared with the decisions among this agent's last 200 events."""
 REPEAT_SIMILARITY = 0.8
-"""Text similarity at or above which a decision counts as a repeat."""
+"""Text similarity (Jaccard overlap of case-folded words and word pairs) at or above which
+a decision counts as a repeat, unless the two name different identifiers or numbers of
+three or more characters ("order 1001" and "order 1002" are two decisions)."""
 
 
 def _seconds(value: float | timedelta | None, what: str) -> float | None:

@@ -11,6 +11,7 @@ from collections import deque
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+from ._detectors import name_other_things
 from ._records import MemoryItem, RecallResult
 from ._store import Store, StoredRow
 from ._values import decode_value, validate_key, validate_tags
@@ -77,7 +78,11 @@ class RecentDecisions:
             if other and size and min(size, other) < threshold * max(size, other):
                 continue  # too different in length to reach the threshold
             score = _similarity(mine, theirs, text, said)
-            if score >= threshold and (best is None or score >= best[1]):
+            if (
+                score >= threshold
+                and (best is None or score >= best[1])
+                and not name_other_things(mine, theirs)  # (order 1001 is not order 1002)
+            ):
                 best = (seq, score)
         return best
 
