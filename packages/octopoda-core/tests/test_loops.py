@@ -846,6 +846,40 @@ def test_polling_with_a_wait_between_polls_is_not_a_loop(clock: FrozenClock) -> 
     assert_quiet(agent)
 
 
+def test_polling_several_jobs_in_turn_is_not_a_loop(clock: FrozenClock) -> None:
+    """status(j1), status(j2), sleep, ... : the tool-call sequence cycles through two
+    states, but the calls wait in between, so it takes ``min_poll_cycles`` (5) cycles."""
+    agent = make(clock)
+    for _ in range(4):
+        for job in ("j1", "j2"):
+            ok(agent, "get_job_status", {"job": job}, {"state": "running"})
+        ok(agent, "sleep", {"seconds": 15}, None)
+        clock.advance(15)
+    for job in ("j1", "j2"):
+        ok(agent, "get_job_status", {"job": job}, {"state": "done"})
+    assert_quiet(agent)
+
+
+def test_polling_several_jobs_that_never_finish_is_a_loop(clock: FrozenClock) -> None:
+    agent = make(clock)
+    seqs = []
+    for round_ in range(5):
+        for job in ("j1", "j2"):
+            seqs.append(ok(agent, "get_job_status", {"job": job}, {"state": "running"}))
+        if round_ < 4:
+            assert active(agent) == [], round_
+        ok(agent, "sleep", {"seconds": 15}, None)
+        clock.advance(15)
+    signal = the_signal(agent, "oscillation")
+    assert (signal.seqs, signal.confidence) == (tuple(seqs), 0.7)
+    # without the waits, two cycles are enough
+    other = make(clock, "no-waits")
+    for _ in range(2):
+        for job in ("j1", "j2"):
+            ok(other, "get_job_status", {"job": job}, {"state": "running"})
+    assert the_signal(other, "oscillation").confidence == 0.7
+
+
 def test_a_retry_that_then_succeeds(clock: FrozenClock) -> None:
     agent = make(clock)
     fail(agent)

@@ -23,7 +23,8 @@ Defaults (every number is a constructor argument, settable per runtime through
 * ``OscillationDetector``: a memory key (remember, forget, restore, import, shared writes),
   a decision subject (``context["subject"]``), or the sequence of tool calls with their
   outcomes cycling through 2..``max_period`` states (4; 8 for tool calls) for
-  ``min_cycles`` (2) full cycles with nothing new.
+  ``min_cycles`` (2) full cycles with nothing new; tool calls that wait in between (polling
+  several jobs in turn) need ``min_poll_cycles`` (5) cycles.
 * ``PingPongDetector``: two agents handing over or messaging each other alternately
   ``min_passes`` (4) times with at most half as many distinct contents, a content handed
   around a ring of agents back to the sender ``min_returns`` (2) times, or two agents
@@ -364,6 +365,7 @@ class NoveltyTracker:
     observes_reads = True
     __slots__ = (
         "_actions",
+        "_chain_waits",
         "_routes",
         "_seen",
         "detectors",
@@ -381,6 +383,7 @@ class NoveltyTracker:
         self.runs: _Bounded[_Run] = _Bounded(memory)
         self._seen: _Bounded[bool] = _Bounded(memory)
         self._actions = _Key("tool calls")
+        self._chain_waits = 0  # the wait count when the tool-call chain began
         self.detectors: list[Any] = []
         self._routes: dict[str, list[Callable[[Any], Any]]] = {}
         self.retry: RetryDetector | None = None
@@ -543,6 +546,7 @@ class NoveltyTracker:
                 chain = actions.chain
                 if before != actions.novelty or time - actions.time > osc.window_seconds:
                     actions.chain, at = rec, -1
+                    self._chain_waits = monitor.waits
                 else:
                     at = chain.find(rec)
                     if at > 0 and at % _W:
@@ -553,7 +557,13 @@ class NoveltyTracker:
                     if monitor._active:
                         monitor.clear(osc.kind, _ACTIONS)
                 elif not chain.endswith(rec):  # (a repeat is not an alternation)
-                    osc.judge(_ACTIONS, actions, time, osc.max_action_period)
+                    osc.judge(  # (calls that waited in between are polling)
+                        _ACTIONS,
+                        actions,
+                        time,
+                        osc.max_action_period,
+                        monitor.waits != self._chain_waits,
+                    )
             return event
         novel = False
         if kind in ("handoff", "message_sent", "broadcast", "message_read"):
@@ -770,6 +780,7 @@ class OscillationDetector(_Detector):
         min_cycles: int = 2,
         max_period: int = 4,
         max_action_period: int = 8,
+        min_poll_cycles: int = 5,
         window_seconds: float = 600.0,
         decision_similarity: float = 0.8,
         streams: int = 512,
@@ -778,6 +789,7 @@ class OscillationDetector(_Detector):
         self.min_cycles = min_cycles
         self.max_period = max_period
         self.max_action_period = max(max_action_period, max_period)
+        self.min_poll_cycles = max(min_poll_cycles, min_cycles)
         self.window_seconds = window_seconds
         self.decision_similarity = decision_similarity
         self._streams: _Bounded[_Key] = _Bounded(streams)  # decision subjects
@@ -841,13 +853,16 @@ class OscillationDetector(_Detector):
         elif not chain.endswith(rec):  # (a repeat is not an alternation)
             self.judge(stream, s, time, max_period)
 
-    def judge(self, stream: str, s: _Key, time: float, max_period: int) -> None:
+    def judge(
+        self, stream: str, s: _Key, time: float, max_period: int, polling: bool = False
+    ) -> None:
         """Whether the chain of ``stream``, whose last state repeats an earlier one, is
-        cycling."""
-        if len(s.chain) < 2 * self.min_cycles * _W:
+        cycling (``polling``: the calls waited in between, and need ``min_poll_cycles``)."""
+        cycles = self.min_poll_cycles if polling else self.min_cycles
+        if len(s.chain) < 2 * cycles * _W:
             return
         states = _records(s.chain)
-        found = find_cycle(states, max_period=max_period, min_cycles=self.min_cycles)
+        found = find_cycle(states, max_period=max_period, min_cycles=cycles)
         if found is None:
             return
         period, length = found
@@ -868,7 +883,7 @@ class OscillationDetector(_Detector):
         names = ", ".join(dict.fromkeys(r[2] for r in tail[-period:]))
         self.report(
             stream,
-            _confidence(0.7, length - period * self.min_cycles),
+            _confidence(0.7, length - period * cycles),
             subject,
             tail,
             f"{subject} keeps cycling through the same {period} states ({names}):"
