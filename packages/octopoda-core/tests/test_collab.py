@@ -26,6 +26,7 @@ from octopoda import (
     AgentInfo,
     AgentRuntime,
     Conflict,
+    Event,
     Goal,
     InvalidAgentId,
     InvalidInput,
@@ -700,10 +701,20 @@ def test_invalid_members_are_refused(
 # -- messages -----------------------------------------------------------------------------------
 
 
+def sent_event(sender: AgentRuntime, message_id: int) -> Event:
+    """The sender's ``message_sent`` event of a message."""
+    (event,) = [e for e in sender.timeline() if e.payload.get("message_id") == message_id]
+    return event
+
+
 def sends_sha(sender: AgentRuntime, message_id: int) -> str:
     """The content digest the sender's ``message_sent`` event recorded for a message."""
-    (event,) = [e for e in sender.timeline() if e.payload.get("message_id") == message_id]
-    return str(event.payload["content_sha256"])
+    return str(sent_event(sender, message_id).payload["content_sha256"])
+
+
+def sends_gist(sender: AgentRuntime, message_id: int) -> str:
+    """The content gist (words only) the sender's event recorded for a message."""
+    return str(sent_event(sender, message_id).payload["content_gist"])
 
 
 def test_messages_are_ordered_read_and_marked_read_with_an_audit(
@@ -740,7 +751,11 @@ def test_messages_are_ordered_read_and_marked_read_with_an_audit(
     event = researcher.timeline()[-1]
     assert (event.kind, event.payload, event.time) == (
         "message_read",
-        {"message_id": sent[1].id, "content_sha256": sends_sha(coder, sent[1].id)},
+        {
+            "message_id": sent[1].id,
+            "content_sha256": sends_sha(coder, sent[1].id),
+            "content_gist": sends_gist(coder, sent[1].id),
+        },
         T0 + 13,
     )
     sends = coder.timeline()

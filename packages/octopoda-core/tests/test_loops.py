@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from octopoda import AgentRuntime, Event, LoopSignal, SqliteStore
+from octopoda import AgentRuntime, Event, LoopSignal, Octopoda, SqliteStore
 from octopoda._detectors import (
     NoveltyTracker,
     OscillationDetector,
@@ -498,6 +498,61 @@ def test_handoff_cycle_among_three_agents(clock: FrozenClock) -> None:
             agent.record_handoff(agents[(i + 1) % 3].agent_id, ticket)
             clock.advance(1)
     assert any(a.loop_status().state != "ok" for a in agents)
+
+
+def test_ping_pong_of_content_differing_only_in_case_whitespace_and_punctuation(
+    clock: FrozenClock,
+) -> None:
+    """Models restate a handoff with trivial differences: the same words are the same
+    content (dict key order, case, spacing, trailing punctuation and newlines)."""
+    planner, coder = _pair(clock)
+    variants = [
+        {"task": "Implement the login page", "priority": "high"},
+        {"priority": "High", "task": "implement the login page."},
+        {"task": "Implement  the login page\n", "priority": "high"},
+        {"task": " IMPLEMENT THE LOGIN PAGE! ", "priority": "high"},
+        {"priority": "high", "task": "Implement the login page"},
+        {"task": "implement the login page", "priority": "high!"},
+    ]
+    seqs = []
+    for i, content in enumerate(variants):
+        sender, receiver = (planner, coder) if i % 2 == 0 else (coder, planner)
+        seqs.append(sender.record_handoff(receiver.agent_id, content).seq)
+        clock.advance(1)
+    signal = the_signal(coder, "ping_pong")
+    assert [e.seq for e in signal.events] == seqs
+    assert "1 distinct" in signal.explanation
+
+
+def test_messages_of_the_same_words_are_ping_pong_but_other_numbers_are_not(
+    clock: FrozenClock,
+) -> None:
+    store = SqliteStore(":memory:")
+    client = Octopoda(store=store, clock=clock)
+    a, b = client.agent("a"), client.agent("b")
+    for i in range(3):
+        a.send_message("b", f"Can you take ticket 4211?{' ' * i}")
+        b.send_message("a", f"can you take ticket 4211{'!' * i}")
+        clock.advance(1)
+    assert active(b, "ping_pong")
+    c, d = client.agent("c"), client.agent("d")
+    for i in range(6):
+        c.send_message("d", f"Can you take ticket {4211 + i}?")
+        d.send_message("c", f"Done with ticket {4211 + i}")
+        clock.advance(1)
+    assert_quiet(c)
+    assert_quiet(d)
+
+
+def test_a_ring_of_agents_restating_the_handoff_is_ping_pong(clock: FrozenClock) -> None:
+    store = SqliteStore(":memory:")
+    agents = [make(clock, name, store) for name in ("triage", "billing", "tech")]
+    for n in range(3):
+        for i, agent in enumerate(agents):
+            note = "Not my area, passing it on" + ("." if (n + i) % 2 else "")
+            agent.record_handoff(agents[(i + 1) % 3].agent_id, {"ticket": 4211, "note": note})
+            clock.advance(1)
+    assert any(active(a, "ping_pong") for a in agents)
 
 
 def test_a_productive_exchange_is_not_ping_pong(clock: FrozenClock) -> None:

@@ -21,6 +21,7 @@ from ._detectors import (
     RecallWriteDetector,
     ReflectionDetector,
     RetryDetector,
+    content_gist,
     normalize_error,
 )
 from ._errors import AgentPaused, InvalidInput, LoopDetected
@@ -187,6 +188,7 @@ class LoopGuard:
         self.monitor = LoopMonitor()
         self.novelty = NoveltyTracker(self.monitor)
         self.detectors: list[Processor] = []
+        self._gists: dict[str, str] = {}  # message body digest -> content gist
         for kind, cls in _DETECTORS.items():
             options = self.policy.detectors.get(kind, {})
             args: tuple[Any, ...] = (
@@ -243,11 +245,17 @@ class LoopGuard:
     def _exchange(self, agent: str) -> list[Pass]:
         """Recent handoffs and messages sent or received by ``agent``, in store order."""
         rows = self.store.messages(party=agent, limit=48)
+        gists = self._gists
+        if len(gists) > 4096:
+            gists.clear()
+        for r in rows:
+            if r.body_sha256 not in gists:
+                gists[str(r.body_sha256)] = content_gist(r.body)
         return [
             (
                 r.sender,
                 str(r.recipient),
-                str(r.body_sha256),
+                gists[str(r.body_sha256)],
                 r.created_at,
                 LoopEventRef(
                     r.seq,
@@ -447,7 +455,12 @@ class ActionsMixin:
             body = canonical_text(content)
         except (TypeError, ValueError):
             body = canonical_text(preview)
-        payload = {"to": to_agent, "content_sha256": sha, "preview": preview}
+        payload = {
+            "to": to_agent,
+            "content_sha256": sha,
+            "content_gist": content_gist(body),
+            "preview": preview,
+        }
         op = SendMessage(to_agent, None, "handoff", body, sha)
         event, _ = self._commit("handoff", payload, ops=[op])
         return event  # type: ignore[no-any-return]

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._actions import digest_preview
+from ._detectors import content_gist
 from ._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
 from ._records import MemoryVersion
 from ._store import (
@@ -412,7 +413,13 @@ class CollabMixin:
         to_agent = validate_agent_id(to_agent)
         message_type = validate_key(message_type)
         text, sha, preview = self._message_body(body)
-        payload = {"to": to_agent, "content_sha256": sha, "preview": preview, "type": message_type}
+        payload = {
+            "to": to_agent,
+            "content_sha256": sha,
+            "content_gist": content_gist(text),
+            "preview": preview,
+            "type": message_type,
+        }
         event = self._commit(
             "message_sent", payload, ops=[SendMessage(to_agent, None, message_type, text, sha)]
         )[0]
@@ -449,6 +456,7 @@ class CollabMixin:
         payload: dict[str, Any] = {"message_id": message_id}
         if row is not None and row.recipient == self._agent_id:
             payload["content_sha256"] = row.body_sha256  # what was read: new information
+            payload["content_gist"] = content_gist(row.body)
         self._commit("message_read", payload, ops=[MarkRead(message_id)])
 
     def broadcast(self, body: Any, *, space: str = "global", message_type: str = "info") -> Message:
@@ -456,7 +464,13 @@ class CollabMixin:
         self._space(space)
         message_type = validate_key(message_type)
         text, sha, preview = self._message_body(body)
-        payload = {"space": space, "content_sha256": sha, "preview": preview, "type": message_type}
+        payload = {
+            "space": space,
+            "content_sha256": sha,
+            "content_gist": content_gist(text),
+            "preview": preview,
+            "type": message_type,
+        }
         event = self._commit(
             "broadcast", payload, ops=[SendMessage(None, space, message_type, text, sha)]
         )[0]

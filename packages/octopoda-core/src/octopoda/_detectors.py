@@ -1,10 +1,11 @@
 """The five loop detectors: processors in the events pipeline.
 
 A loop is repetition **without anything new**. ``NoveltyTracker`` runs first and decides,
-for every event, whether it brought something new: a tool result never seen before (a
-result seen before, or a bare acknowledgement such as "ok" or None, is not), a memory value that key
-did not recently have, a message or handoff with new content, a shared value written by
-another agent. Every detector keeps short chains per
+for every event, whether it brought something new: a tool result its call had not
+returned lately (a bare acknowledgement such as "ok" or None is never new), a memory value
+that key did not recently have, a message or handoff with new content (new words: case,
+whitespace, punctuation and key order do not count), a shared value written by another
+agent. Every detector keeps short chains per
 stream (a tool call with its arguments, a memory key, a decision subject, an agent pair)
 and a chain only continues while nothing new happened anywhere in between: progress
 elsewhere (a new result, an edit, a new job) resets it. Calls whose name says they wait
@@ -45,6 +46,7 @@ further repetition.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -62,6 +64,7 @@ __all__ = [
     "RecallWriteDetector",
     "ReflectionDetector",
     "RetryDetector",
+    "content_gist",
     "gist_similarity",
     "is_acknowledgement",
     "is_waiting",
@@ -149,6 +152,31 @@ NOT_ACTIONS = frozenset(
     {"loop_detected", "paused", "resumed", "snapshot", "message_read", "space_created"}
 )
 WRITE_KINDS = frozenset({"remember", "forget", "shared_write", "restore", "import"})
+
+
+def content_gist(body: str) -> str:
+    """What a message or handoff says, whatever its case, whitespace, punctuation or key
+    order: the first 16 hex digits of the SHA-256 of its words. ``body`` is the content's
+    canonical JSON; its words are the case-folded ``\\w+`` runs of its keys (sorted), strings
+    and numbers in order, joined by one space. "Implement the login page." and
+    "implement the login  page\\n" have one gist; "page 2" and "page 3" do not."""
+    try:
+        stack: list[Any] = [json.loads(body)]
+    except ValueError:
+        stack = [body]
+    words: list[str] = []
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key in sorted(value, reverse=True):
+                stack.append(value[key])
+                stack.append(key)
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+        elif value is not None:
+            words.extend(_WORD.findall(str(value).casefold()))
+    joined = " ".join(words).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(joined).hexdigest()[:_W]
 
 
 def normalize_error(text: str) -> str:
@@ -567,7 +595,8 @@ class NoveltyTracker:
             return event
         novel = False
         if kind in ("handoff", "message_sent", "broadcast", "message_read"):
-            novel = self._new(("content", event.payload.get("content_sha256")))
+            p = event.payload
+            novel = self._new(("content", p.get("content_gist") or p.get("content_sha256")))
         elif kind == "read":
             p = event.payload
             data = p.get("data")
@@ -1048,7 +1077,8 @@ class ReflectionDetector(_Detector):
 # -- ping-pong ------------------------------------------------------------------------------
 
 Pass = tuple[str, str, str, float, LoopEventRef]
-"""One pass: (sender, receiver, content_sha256, time, ref)."""
+"""One pass: (sender, receiver, content, time, ref); content is the ``content_gist`` of a
+message or handoff, the SHA-256 of a shared value."""
 
 
 class PingPongDetector(_Detector):
@@ -1058,7 +1088,7 @@ class PingPongDetector(_Detector):
     ``exchange(agent)`` returns the recent passes sent or received by ``agent`` in store
     order (oldest first; the event being stored included), and ``key_history(namespace,
     key)`` the recent writes of a shared key, oldest first, as
-    ``(author, "", content_sha256, time, ref)``. The runtime reads both from the store, so
+    ``(author, "", value_sha256, time, ref)``. The runtime reads both from the store, so
     agents in other processes count.
     """
 
@@ -1170,7 +1200,8 @@ class PingPongDetector(_Detector):
     def _ring(self, event: Any, passes: list[Pass]) -> None:
         """The same content handed on by this agent, going around other agents and coming
         back: ``min_returns`` returns with nothing new."""
-        content = str(event.payload.get("content_sha256"))
+        p = event.payload
+        content = str(p.get("content_gist") or p.get("content_sha256"))
         chain: list[Pass] = []
         returns = 0
         agents: set[str] = set()
