@@ -841,6 +841,21 @@ def test_forgetting_the_key_ends_its_recall_write_churn(clock: FrozenClock) -> N
     assert active(agent, "recall_write") == []
 
 
+def test_renewing_a_lease_with_its_ttl_is_not_recall_write(clock: FrozenClock) -> None:
+    agent = make(clock)
+    for _ in range(5):
+        ok(agent, "get_job_status", {"job": "etl-9"}, {"state": "running"})
+        agent.remember("lease/etl-9", {"owner": "a"}, ttl=120)
+        agent.remember("lease/etl-9", agent.recall("lease/etl-9").value, ttl=120)
+        ok(agent, "sleep", {"seconds": 30}, None)
+        clock.advance(30)
+    ok(agent, "get_job_status", {"job": "etl-9"}, {"state": "done"})
+    assert_quiet(agent)
+    for _ in range(3):  # the same rewrites without a TTL are churn
+        agent.remember("lease/etl-9", agent.recall("lease/etl-9").value)
+    assert active(agent, "recall_write")
+
+
 def test_recall_is_never_written_but_feeds_recall_write(clock: FrozenClock) -> None:
     agent = make(clock)
     agent.remember("k", 1)
@@ -903,9 +918,9 @@ def test_polling_with_a_wait_between_polls_is_not_a_loop(clock: FrozenClock) -> 
 
 def test_polling_several_jobs_in_turn_is_not_a_loop(clock: FrozenClock) -> None:
     """status(j1), status(j2), sleep, ... : the tool-call sequence cycles through two
-    states, but the calls wait in between, so it takes ``min_poll_cycles`` (5) cycles."""
+    states, but the calls wait in between: polling, which retry judges per job."""
     agent = make(clock)
-    for _ in range(4):
+    for _ in range(9):
         for job in ("j1", "j2"):
             ok(agent, "get_job_status", {"job": job}, {"state": "running"})
         ok(agent, "sleep", {"seconds": 15}, None)
@@ -915,19 +930,21 @@ def test_polling_several_jobs_in_turn_is_not_a_loop(clock: FrozenClock) -> None:
     assert_quiet(agent)
 
 
-def test_polling_several_jobs_that_never_finish_is_a_loop(clock: FrozenClock) -> None:
+def test_polling_several_jobs_that_never_finish_is_a_retry_per_job(clock: FrozenClock) -> None:
     agent = make(clock)
-    seqs = []
-    for round_ in range(5):
+    polls: dict[str, list[int]] = {"j1": [], "j2": []}
+    for _ in range(10):
         for job in ("j1", "j2"):
-            seqs.append(ok(agent, "get_job_status", {"job": job}, {"state": "running"}))
-        if round_ < 4:
-            assert active(agent) == [], round_
+            polls[job].append(ok(agent, "get_job_status", {"job": job}, {"state": "running"}))
         ok(agent, "sleep", {"seconds": 15}, None)
         clock.advance(15)
-    signal = the_signal(agent, "oscillation")
-    assert (signal.seqs, signal.confidence) == (tuple(seqs), 0.7)
-    # without the waits, two cycles are enough
+    signals = sorted(active(agent), key=lambda s: s.seqs)
+    assert [(s.kind, s.seqs) for s in signals] == [
+        ("retry", tuple(polls["j1"])),
+        ("retry", tuple(polls["j2"])),
+    ]
+    assert all("polled 10 times" in s.explanation for s in signals)
+    # without the waits, the sequence is an oscillation after two cycles
     other = make(clock, "no-waits")
     for _ in range(2):
         for job in ("j1", "j2"):

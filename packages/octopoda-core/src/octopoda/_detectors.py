@@ -24,8 +24,8 @@ Defaults (every number is a constructor argument, settable per runtime through
 * ``OscillationDetector``: a memory key (remember, forget, restore, import, shared writes),
   a decision subject (``context["subject"]``), or the sequence of tool calls with their
   outcomes cycling through 2..``max_period`` states (4; 8 for tool calls) for
-  ``min_cycles`` (2) full cycles with nothing new; tool calls that wait in between (polling
-  several jobs in turn) need ``min_poll_cycles`` (5) cycles.
+  ``min_cycles`` (2) full cycles with nothing new; tool calls that wait in between
+  (polling several jobs in turn) are left to retry's ``max_polls``.
 * ``PingPongDetector``: two agents handing over or messaging each other alternately
   ``min_passes`` (4) times with at most half as many distinct contents, a content handed
   around a ring of agents back to the sender ``min_returns`` (2) times, or two agents
@@ -37,7 +37,8 @@ Defaults (every number is a constructor argument, settable per runtime through
   ("order 1001", "order 1002") are never the same; small counts ("attempt 3") may differ.
 * ``RecallWriteDetector``: a key read and written back unchanged or with one of its recent
   values, or rewritten with the value it already has, ``min_churns`` (3) times; a forget
-  (or restore, import) of the key ends the churn.
+  (or restore, import) of the key ends the churn, and a write with a TTL (a renewal) is
+  never churn.
 
 Confidence starts at 0.7-0.8 at the threshold and halves the remaining doubt with every
 further repetition.
@@ -809,7 +810,6 @@ class OscillationDetector(_Detector):
         min_cycles: int = 2,
         max_period: int = 4,
         max_action_period: int = 8,
-        min_poll_cycles: int = 5,
         window_seconds: float = 600.0,
         decision_similarity: float = 0.8,
         streams: int = 512,
@@ -818,7 +818,6 @@ class OscillationDetector(_Detector):
         self.min_cycles = min_cycles
         self.max_period = max_period
         self.max_action_period = max(max_action_period, max_period)
-        self.min_poll_cycles = max(min_poll_cycles, min_cycles)
         self.window_seconds = window_seconds
         self.decision_similarity = decision_similarity
         self._streams: _Bounded[_Key] = _Bounded(streams)  # decision subjects
@@ -886,9 +885,10 @@ class OscillationDetector(_Detector):
         self, stream: str, s: _Key, time: float, max_period: int, polling: bool = False
     ) -> None:
         """Whether the chain of ``stream``, whose last state repeats an earlier one, is
-        cycling (``polling``: the calls waited in between, and need ``min_poll_cycles``)."""
-        cycles = self.min_poll_cycles if polling else self.min_cycles
-        if len(s.chain) < 2 * cycles * _W:
+        cycling. Tool calls that waited in between (``polling``: several jobs polled in
+        turn) are not: retry judges each polled call against its ``max_polls``."""
+        cycles = self.min_cycles
+        if polling or len(s.chain) < 2 * cycles * _W:
             return
         states = _records(s.chain)
         found = find_cycle(states, max_period=max_period, min_cycles=cycles)
@@ -966,6 +966,11 @@ class RecallWriteDetector(_Detector):
         this one; ``follows`` says nothing new happened since the last of them (recall-write
         has no time window)."""
         read = churn.read
+        if "expires_at" in entry:  # a renewal: rewriting a value to extend it is not churn
+            churn.read = None
+            if churn.churns is not None:
+                self.end(stream, churn)
+            return
         if read is not None:
             churn.read = None
             unchanged = rec == _record(_digest(read[0]))
