@@ -1181,16 +1181,32 @@ def _retry_loop(agent: AgentRuntime) -> tuple[int, ...]:
 
 
 def test_status_returns_to_ok_after_other_actions(clock: FrozenClock) -> None:
+    """Actions that bring nothing new (LLM calls) keep a loop current for 25 actions."""
     agent = make(clock)
     seqs = _retry_loop(agent)
-    for i in range(20):
-        agent.remember(f"note-{i}", i)
-    assert agent.loop_status().state == "looping"  # 20 other actions: still flagged
-    for i in range(20, 26):
-        agent.remember(f"note-{i}", i)
+    for _ in range(25):
+        agent.record_llm_call("gpt-4o-mini", tokens_in=10)
+    assert agent.loop_status().state == "looping"  # 25 other actions: still flagged
+    agent.record_llm_call("gpt-4o-mini", tokens_in=10)
     assert agent.loop_status() == (("ok", ()))  # 26 other actions: the agent moved on
     (past,) = agent.loop_history()
     assert (past.kind, past.seqs, past.confidence) == ("retry", seqs, 0.8)
+
+
+def test_status_returns_to_ok_after_three_steps_of_progress(clock: FrozenClock) -> None:
+    """New values (or results, or messages) elsewhere: the agent has moved on after three."""
+    agent = make(clock)
+    agent.remember("noise", "same")
+    seqs = _retry_loop(agent)
+    for i in range(2):
+        agent.remember(f"note-{i}", i)
+        agent.remember("noise", "same")  # not new: the key already had it
+    assert agent.loop_status().state == "looping"
+    agent.remember("note-2", 2)
+    assert agent.loop_status() == (("ok", ()))
+    (past,) = agent.loop_history()
+    assert (past.kind, past.seqs) == ("retry", seqs)
+    assert [fail(agent) for _ in range(3)] and agent.loop_status().state == "looping"
 
 
 def test_status_returns_to_ok_after_600_seconds(clock: FrozenClock) -> None:

@@ -563,7 +563,9 @@ class ActionsMixin:
 
     def loop_status(self) -> LoopStatus:
         """``ok``, ``warning`` or ``looping``, with the active signals (kind, confidence, the
-        events that form the loop, an explanation and a suggested fix)."""
+        events that form the loop, an explanation and a suggested fix). A signal ends with
+        progress in its own stream, or once the agent has moved on: three events that
+        brought something new, 25 actions or 600 seconds since the loop was last seen."""
         return self._guard.status(self._now())
 
     def loop_history(

@@ -459,7 +459,9 @@ class NoveltyTracker:
             monitor._actions += 1
             monitor._now = time
             if monitor._active and (
-                monitor._actions > monitor._due_actions or time > monitor._due_time
+                monitor._actions > monitor._due_actions
+                or time > monitor._due_time
+                or monitor.novelty >= monitor._due_novelty
             ):
                 monitor._expire()
         if kind == "remember" or kind in WRITE_KINDS:  # the hot path: every remember

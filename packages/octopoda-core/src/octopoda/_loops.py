@@ -73,27 +73,34 @@ class LoopStatus(NamedTuple):
 
 
 class _Active:
-    __slots__ = ("action_index", "announced", "signal", "time")
+    __slots__ = ("action_index", "announced", "novelty", "signal", "time")
 
-    def __init__(self, signal: LoopSignal, action_index: int, time: float) -> None:
+    def __init__(self, signal: LoopSignal, action_index: int, time: float, novelty: int) -> None:
         self.signal = signal
         self.action_index = action_index
         self.time = time
+        self.novelty = novelty
         self.announced = False
 
 
 class LoopMonitor:
-    """Holds the active signals of one agent runtime and what is still to be recorded."""
+    """Holds the active signals of one agent runtime and what is still to be recorded.
+
+    A signal is over when its stream makes progress (the detector clears it), or once the
+    agent has moved on: ``clear_after_progress`` events that brought something new,
+    ``clear_after_actions`` actions or ``clear_after_seconds`` since it was last seen."""
 
     __slots__ = (
         "_actions",
         "_active",
         "_due_actions",
+        "_due_novelty",
         "_due_time",
         "_now",
         "_unannounced",
         "before",
         "clear_after_actions",
+        "clear_after_progress",
         "clear_after_seconds",
         "detections",
         "event_novel",
@@ -102,10 +109,15 @@ class LoopMonitor:
     )
 
     def __init__(
-        self, *, clear_after_actions: int = 25, clear_after_seconds: float = 600.0
+        self,
+        *,
+        clear_after_actions: int = 25,
+        clear_after_seconds: float = 600.0,
+        clear_after_progress: int = 3,
     ) -> None:
         self.clear_after_actions = clear_after_actions
         self.clear_after_seconds = clear_after_seconds
+        self.clear_after_progress = clear_after_progress
         self._active: dict[tuple[str, str], _Active] = {}
         self._actions = 0
         self._now = 0.0
@@ -123,12 +135,17 @@ class LoopMonitor:
         # no active signal can expire before these (recomputed by _expire): ticks stay O(1)
         self._due_actions = 0
         self._due_time = 0.0
+        self._due_novelty = 0
 
     def tick(self, time: float) -> None:
         """Count one action (detectors call this through the first detector)."""
         self._actions += 1
         self._now = time
-        if self._active and (self._actions > self._due_actions or time > self._due_time):
+        if self._active and (
+            self._actions > self._due_actions
+            or time > self._due_time
+            or self.novelty >= self._due_novelty
+        ):
             self._expire()
 
     def _expire(self) -> None:
@@ -137,6 +154,7 @@ class LoopMonitor:
             for key, a in self._active.items()
             if self._actions - a.action_index > self.clear_after_actions
             or self._now - a.time > self.clear_after_seconds
+            or self.novelty - a.novelty >= self.clear_after_progress
         ]
         for key in stale:
             if not self._active.pop(key).announced:
@@ -146,22 +164,27 @@ class LoopMonitor:
                 min(a.action_index for a in self._active.values()) + self.clear_after_actions
             )
             self._due_time = min(a.time for a in self._active.values()) + self.clear_after_seconds
+            self._due_novelty = (
+                min(a.novelty for a in self._active.values()) + self.clear_after_progress
+            )
 
     def report(self, stream: str, signal: LoopSignal) -> None:
         """A detector saw a loop in ``stream`` (again): keep the strongest, newest view."""
         key = (signal.kind, stream)
         current = self._active.get(key)
         if current is None:
-            self._active[key] = _Active(signal, self._actions, self._now)
+            self._active[key] = _Active(signal, self._actions, self._now, self.novelty)
             self.detections += 1
             self._unannounced += 1
             if len(self._active) == 1:
                 self._due_actions = self._actions + self.clear_after_actions
                 self._due_time = self._now + self.clear_after_seconds
+                self._due_novelty = self.novelty + self.clear_after_progress
         else:
             current.signal = signal
             current.action_index = self._actions
             current.time = self._now
+            current.novelty = self.novelty
 
     def clear(self, kind: str, stream: str) -> None:
         """Progress in ``stream``: its signal of ``kind`` is over."""
