@@ -233,6 +233,25 @@ def test_retry_interleaved_with_other_calls_is_still_a_retry(clock: FrozenClock)
     assert the_signal(agent, "retry").seqs == tuple(seqs)
 
 
+def test_work_acknowledged_with_ok_between_repeats_is_progress(clock: FrozenClock) -> None:
+    """Calls with new arguments that only acknowledge ("sent", None) are still new work:
+    a status flag toggled around them does not oscillate, and a heartbeat with the same
+    result between them is not a retry. (They are not what a failing call waits for:
+    the test above.)"""
+    agent = make(clock)
+    for i in range(6):
+        agent.remember("status", "busy")
+        ok(agent, "send_email", {"to": f"user{i}@example.com"}, "sent")
+        ok(agent, "write_file", {"path": f"out/{i}.txt"}, None)
+        agent.remember("status", "idle")
+        ok(agent, "log_metric", {"name": "processed", "inc": 1}, "ok")
+    assert_quiet(agent)
+    for _ in range(3):  # the same without the new work: the flag oscillates
+        agent.remember("status", "busy")
+        agent.remember("status", "idle")
+    assert active(agent, "oscillation")
+
+
 def test_retry_with_a_backoff_wait_between_attempts_is_reported_as_retry(
     clock: FrozenClock,
 ) -> None:
@@ -933,17 +952,19 @@ def test_polling_several_jobs_in_turn_is_not_a_loop(clock: FrozenClock) -> None:
 def test_polling_several_jobs_that_never_finish_is_a_retry_per_job(clock: FrozenClock) -> None:
     agent = make(clock)
     polls: dict[str, list[int]] = {"j1": [], "j2": []}
-    for _ in range(10):
+    for _ in range(11):
         for job in ("j1", "j2"):
             polls[job].append(ok(agent, "get_job_status", {"job": job}, {"state": "running"}))
         ok(agent, "sleep", {"seconds": 15}, None)
         clock.advance(15)
     signals = sorted(active(agent), key=lambda s: s.seqs)
+    # (the first poll of j2 was something the agent had not done: j1's chain starts after)
     assert [(s.kind, s.seqs) for s in signals] == [
-        ("retry", tuple(polls["j1"])),
         ("retry", tuple(polls["j2"])),
+        ("retry", tuple(polls["j1"][1:])),
     ]
-    assert all("polled 10 times" in s.explanation for s in signals)
+    assert "polled 11 times" in signals[0].explanation
+    assert "polled 10 times" in signals[1].explanation
     # without the waits, the sequence is an oscillation after two cycles
     other = make(clock, "no-waits")
     for _ in range(2):

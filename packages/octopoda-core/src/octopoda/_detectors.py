@@ -2,10 +2,13 @@
 
 A loop is repetition **without anything new**. ``NoveltyTracker`` runs first and decides,
 for every event, whether it brought something new: a tool result its call had not
-returned lately (a bare acknowledgement such as "ok" or None is never new), a memory value
-that key did not recently have, a message or handoff with new content (new words: case,
-whitespace, punctuation and key order do not count), a shared value written by another
-agent. Every detector keeps short chains per
+returned lately (a bare acknowledgement such as "ok" or None is not, except as the first
+result of new arguments: "minor" progress, the agent did something it had not done but
+learned nothing), a memory value that key did not recently have, a message or handoff with
+new content (new words: case, whitespace, punctuation and key order do not count), a
+shared value written by another agent. Minor progress ends oscillation, recall-write and
+repeated-result chains, not a failing call retried, a decision restated or a handoff
+passed back. Every detector keeps short chains per
 stream (a tool call with its arguments, a memory key, a decision subject, an agent pair)
 and a chain only continues while nothing new happened anywhere in between: progress
 elsewhere (a new result, an edit, a new job) resets it. Calls whose name says they wait
@@ -560,6 +563,9 @@ class NoveltyTracker:
                     run.results = (results if len(results) < 8 * _W else results[_W:]) + rec
                     preview = str(p.get("result_preview"))  # (is_acknowledgement, inlined)
                     novel = len(preview) > 24 or _DIGIT.search(preview) is not None
+                    if not novel and not results:  # new arguments, acknowledged: minor
+                        novel = True
+                        monitor.minor += 1
             monitor.event_novel = novel
             if novel:
                 monitor.novelty = before + 1
@@ -636,6 +642,7 @@ class _Run:
     __slots__ = (
         "calls",
         "failures",
+        "learned",
         "novelty",
         "outcome",
         "polled",
@@ -654,6 +661,7 @@ class _Run:
         self.results = ""  # the results of its last 8 calls that returned one
         self.outcome = ""
         self.novelty = -1
+        self.learned = -1  # the novelty count without minor progress, after its last call
         self.waits = 0
         self.time = 0.0
         self.polled = False
@@ -693,10 +701,16 @@ class RetryDetector(_Detector):
         p = event.payload
         monitor = self.monitor
         time = event.time
+        failing = failed and bool(run.failures)
         if (
-            monitor.before != run.novelty
+            # (a failure after failures: only what taught the agent something is progress)
+            (
+                run.learned != monitor.before - monitor.minor
+                if failing
+                else monitor.before != run.novelty
+            )
             or time - run.time > self.window_seconds
-            or (run.outcome != outcome and not (failed and run.failures))
+            or (run.outcome != outcome and not failing)
         ):  # a new result, or progress: not a loop; the stream starts afresh
             if monitor._active:
                 monitor.clear(self.kind, f"{name}\x00{p['args_sha256']}")
@@ -726,6 +740,7 @@ class RetryDetector(_Detector):
             elif run.failures:
                 run.failures = []
         run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, time
+        run.learned = monitor.novelty - monitor.minor
         if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:
             self._judge(f"{name}\x00{p['args_sha256']}", name, run, p, failed, time)
 
@@ -1057,13 +1072,13 @@ class ReflectionDetector(_Detector):
         said = self._subjects.get(stream)
         if (
             said is None
-            or monitor.before != said.novelty
+            or monitor.before - monitor.minor != said.novelty
             or event.time - said.time > self.window_seconds
         ):
             if said is not None:
                 monitor.clear(self.kind, stream)
-            said = self._subjects.put(stream, _Said(monitor.novelty, event.time))
-        said.novelty, said.time = monitor.novelty, event.time
+            said = self._subjects.put(stream, _Said(0, event.time))
+        said.novelty, said.time = monitor.novelty - monitor.minor, event.time
         ref = LoopEventRef(event.seq, "decision", subject or "decision", text[:80])
         similar = [r for g, r in said.said if _same_gist(gist, g) >= self.similarity]
         said.said.append((gist, ref))
@@ -1128,7 +1143,7 @@ class PingPongDetector(_Detector):
             passes = self.exchange(event.agent)
             self._pair(event, partner, passes)
             self._ring(event, passes)
-            self._my_novelty.put(event.seq, self.monitor.novelty)
+            self._my_novelty.put(event.seq, self.monitor.novelty - self.monitor.minor)
         elif event.kind == "shared_write" and self.key_history is not None:
             for entry in _writes(event):
                 namespace = entry.get("namespace", "")
@@ -1140,14 +1155,14 @@ class PingPongDetector(_Detector):
                 stream = f"key\x00{namespace}\x00{entry['key']}"
                 subject = f"shared key {entry['key']} ({namespace})"
                 self._judge_pair(stream, event.agent, passes, subject, "rewrote", event.time)
-            self._my_novelty.put(event.seq, self.monitor.novelty)
+            self._my_novelty.put(event.seq, self.monitor.novelty - self.monitor.minor)
         return event
 
     def _since_my_last(self, agent: str, run: list[Pass]) -> bool:
         """Whether this agent brought something new since its previous pass of ``run``."""
         for sender, _, _, _, ref in reversed(run[:-1]):
             if sender == agent and ref.seq in self._my_novelty:
-                return self._my_novelty[ref.seq] != self.monitor.before
+                return self._my_novelty[ref.seq] != self.monitor.before - self.monitor.minor
             if sender == agent:
                 return False
         return False

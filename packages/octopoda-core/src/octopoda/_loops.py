@@ -104,6 +104,7 @@ class LoopMonitor:
         "clear_after_seconds",
         "detections",
         "event_novel",
+        "minor",
         "novelty",
         "waits",
     )
@@ -126,6 +127,11 @@ class LoopMonitor:
         """How many events so far brought something new (see ``NoveltyTracker``)."""
         self.event_novel = False
         """Whether the event being processed is itself new."""
+        self.minor = 0
+        """How many of those were only a call with new arguments that acknowledged ("ok"):
+        the agent did something it had not done, which ends oscillation and repeated-result
+        chains, but it learned nothing, so a failing call retried, a decision restated or a
+        handoff passed back meanwhile still repeat (they compare ``novelty - minor``)."""
         self.waits = 0
         """How many waiting calls (sleep, wait, backoff, ...) there were so far."""
         self.before = 0
