@@ -17,6 +17,8 @@ import importlib.util
 import itertools
 import logging
 import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -999,6 +1001,71 @@ def test_a_counter_that_increases(clock: FrozenClock) -> None:
     for _ in range(40):
         agent.remember("processed", agent.recall("processed").value + 1)
     assert agent.recall("processed").value == 40
+    assert_quiet(agent)
+
+
+# -- bookkeeping between repeats is not progress
+
+
+def _iso(moment: float, *, utc: bool) -> str:
+    if utc:
+        return datetime.fromtimestamp(moment, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(moment).isoformat()  # naive local time
+
+
+BOOKKEEPING: dict[str, Callable[[FrozenClock, int], Any]] = {
+    "an attempt counter": lambda clock, i: i + 1,
+    "a countdown": lambda clock, i: 10 - i,
+    "the time as epoch seconds": lambda clock, i: clock(),
+    "the time in ISO 8601 UTC": lambda clock, i: _iso(clock(), utc=True),
+    "the local time in ISO 8601": lambda clock, i: _iso(clock(), utc=False),
+}
+
+
+@pytest.mark.parametrize("what", BOOKKEEPING)
+def test_a_retry_that_writes_bookkeeping_is_still_a_retry(clock: FrozenClock, what: str) -> None:
+    """Counting attempts or stamping the time between identical failures learns nothing.
+    (A counter's first value is news: there is no step yet, so its chain starts after.)"""
+    agent = make(clock)
+    seqs = []
+    for i in range(4):
+        seqs.append(fail(agent, "charge_card", {"order": 8812}, "CardDeclined: insufficient funds"))
+        agent.remember("attempt_marker", BOOKKEEPING[what](clock, i))
+        clock.advance(2)
+    first = 1 if "count" in what else 0
+    assert the_signal(agent, "retry").seqs == tuple(seqs[first:])
+
+
+def test_handoffs_passed_back_with_turn_counters_are_ping_pong(clock: FrozenClock) -> None:
+    planner, coder = _pair(clock)
+    task = {"task": "implement login"}
+    for turn in range(3):
+        planner.remember("turn", turn)
+        planner.record_handoff("coder", task)
+        coder.remember("turn", turn)
+        coder.record_handoff("planner", task)
+        clock.advance(1)
+    assert active(coder, "ping_pong") or active(planner, "ping_pong")
+
+
+NEWS: dict[str, Callable[[FrozenClock, int], Any]] = {
+    "readings": lambda clock, i: [101.25, 99.5, 102.75, 98.0][i],
+    "counts that jump": lambda clock, i: [3, 7, 12, 20][i],
+    "dates ahead": lambda clock, i: _iso(clock() + 86400 * (i + 1), utc=True),
+    "a value that holds a time": lambda clock, i: {"at": clock(), "reading": i},
+}
+
+
+@pytest.mark.parametrize("what", NEWS)
+def test_numbers_and_times_that_are_news_are_progress(clock: FrozenClock, what: str) -> None:
+    """Only a step of one or the current time is bookkeeping: other numbers, times ahead,
+    and values that merely contain a time are new information."""
+    agent = make(clock)
+    for i in range(4):
+        agent.remember("price", NEWS[what](clock, i))
+        agent.log_decision("Hold the position and check the market again later")
+        fail(agent, "place_order", {"side": "buy"}, "market closed")
+        clock.advance(2)
     assert_quiet(agent)
 
 

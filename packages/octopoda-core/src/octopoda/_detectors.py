@@ -4,16 +4,18 @@ A loop is repetition **without anything new**. ``NoveltyTracker`` runs first and
 for every event, whether it brought something new: a tool result its call had not
 returned lately (a bare acknowledgement such as "ok" or None is not, except as the first
 result of new arguments: "minor" progress, the agent did something it had not done but
-learned nothing), a memory value that key did not recently have, a message or handoff with
-new content (new words: case, whitespace, punctuation and key order do not count), a
-shared value written by another agent. Minor progress ends oscillation, recall-write and
+learned nothing), a memory value that key did not recently have (bookkeeping is not: a
+number one step from the key's last, like an attempt counter, or the current time as
+epoch seconds or an ISO 8601 string), a message or handoff with new content (new words:
+case, whitespace, punctuation and key order do not count), a shared value written by
+another agent. Every detector keeps short chains per stream (a tool call with its
+arguments, a memory key, a decision subject, an agent pair) and a chain only continues
+while nothing new happened anywhere in between: progress elsewhere (a new result, an
+edit, a new job) resets it. Minor progress ends oscillation, recall-write and
 repeated-result chains, not a failing call retried, a decision restated or a handoff
-passed back. Every detector keeps short chains per
-stream (a tool call with its arguments, a memory key, a decision subject, an agent pair)
-and a chain only continues while nothing new happened anywhere in between: progress
-elsewhere (a new result, an edit, a new job) resets it. Calls whose name says they wait
-(sleep, wait, backoff, delay, ...) are neutral: they neither make progress nor break a
-chain, and they mark repeated successful calls as polling.
+passed back. Calls whose name says they wait (sleep, wait, backoff, delay, ...) are
+neutral: they neither make progress nor break a chain, and they mark repeated successful
+calls as polling.
 
 Defaults (every number is a constructor argument, settable per runtime through
 ``LoopPolicy(detectors={"retry": {"max_failures": 4}, ...})``):
@@ -55,6 +57,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
+from datetime import datetime, timezone
 from itertools import islice
 from typing import Any, Generic, TypeVar
 
@@ -328,7 +331,7 @@ class _Key:
     recent values, oscillation's chain and recall-write's churn, in one object so that a
     write costs one lookup."""
 
-    __slots__ = ("chain", "churns", "key", "novelty", "read", "recent", "refs", "time")
+    __slots__ = ("chain", "churns", "key", "novelty", "number", "read", "recent", "refs", "time")
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -341,6 +344,50 @@ class _Key:
         self.time = 0.0  # and that write's time
         self.read: tuple[Any, tuple[Any, ...]] | None = None  # recall-write: a pending read
         self.churns: list[tuple[Any, ...]] | None = None  # recall-write: the churn so far
+        self.number: float | None = None  # its last numeric value (a counter?)
+
+
+_NUMBER_START = frozenset("-0123456789")
+_QUOTED_DIGIT = frozenset(f'"{d}' for d in "0123456789")
+_ISO_TIME = re.compile(r'"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)"')
+_NOW_SECONDS = 120.0
+
+
+def _learned(touched: list[tuple[Any, ...]], writes: Any, now: float) -> bool:
+    """Whether a write of new values taught anything: not when every new value is
+    bookkeeping, a counter one step from the key's last number or the current time (an
+    epoch number or an ISO 8601 string within two minutes of the event)."""
+    if len(writes) != len(touched):
+        return True
+    for (_, key, _, _, _, new), w in zip(touched, writes, strict=True):
+        if new and not _bookkeeping(w.data, key, now):
+            return True
+    return False
+
+
+def _bookkeeping(data: Any, key: _Key, now: float) -> bool:
+    if not isinstance(data, str) or not data:
+        return False
+    if data[0] in _NUMBER_START:
+        try:
+            number = float(data)
+        except ValueError:
+            return False
+        last, key.number = key.number, number
+        return (last is not None and abs(number - last) == 1) or abs(number - now) <= _NOW_SECONDS
+    if data[0] == '"' and data[1:2].isdigit():
+        match = _ISO_TIME.fullmatch(data)
+        if match is None:
+            return False
+        try:
+            moment = datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
+        except ValueError:
+            return False
+        if moment.tzinfo is None:  # local or UTC: either reading counts
+            utc = moment.replace(tzinfo=timezone.utc).timestamp()
+            return min(abs(utc - now), abs(moment.timestamp() - now)) <= _NOW_SECONDS
+        return abs(moment.timestamp() - now) <= _NOW_SECONDS
+    return False
 
 
 class _Detector:
@@ -491,13 +538,20 @@ class NoveltyTracker:
                     at = _find(recent, rec)
                 if at < 0:  # a value the key did not have in its last 6 writes
                     novel = True
-                touched.append((stream, key, rec, entry, recent))
+                touched.append((stream, key, rec, entry, recent, at < 0))
+            ws = event.writes
+            if novel and ws:  # (bookkeeping? only numbers and quoted times can be)
+                d = ws[0].data
+                if len(ws) > 1 or (
+                    type(d) is str and (d[:1] in _NUMBER_START or d[:2] in _QUOTED_DIGIT)
+                ):
+                    novel = _learned(touched, ws, time)
             before = monitor.before = monitor.novelty
             monitor.event_novel = novel
             novelty = monitor.novelty = before + 1 if novel else before
             osc, churn = self.oscillation, self.recall_write
             seq = event.seq
-            for stream, key, rec, entry, recent in touched:
+            for stream, key, rec, entry, recent, _ in touched:
                 # does this write continue the key's chains (nothing new since its last)?
                 same = before == key.novelty
                 follows = same and (osc is None or time - key.time <= osc.window_seconds)
@@ -701,16 +755,14 @@ class RetryDetector(_Detector):
         p = event.payload
         monitor = self.monitor
         time = event.time
-        failing = failed and bool(run.failures)
         if (
             # (a failure after failures: only what taught the agent something is progress)
             (
                 run.learned != monitor.before - monitor.minor
-                if failing
-                else monitor.before != run.novelty
+                if failed and run.failures
+                else monitor.before != run.novelty or run.outcome != outcome
             )
             or time - run.time > self.window_seconds
-            or (run.outcome != outcome and not failing)
         ):  # a new result, or progress: not a loop; the stream starts afresh
             if monitor._active:
                 monitor.clear(self.kind, f"{name}\x00{p['args_sha256']}")
@@ -740,7 +792,8 @@ class RetryDetector(_Detector):
             elif run.failures:
                 run.failures = []
         run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, time
-        run.learned = monitor.novelty - monitor.minor
+        if failed:
+            run.learned = monitor.novelty - monitor.minor
         if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:
             self._judge(f"{name}\x00{p['args_sha256']}", name, run, p, failed, time)
 

@@ -5,6 +5,7 @@ Results are immutable named tuples: cheap to create on hot paths and to import.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -137,7 +138,17 @@ class Event:
     ``payload_text`` is the payload's canonical JSON, fixed by the audit chainer.
     """
 
-    __slots__ = ("agent", "hash", "kind", "payload", "payload_text", "prev_hash", "seq", "time")
+    __slots__ = (
+        "agent",
+        "hash",
+        "kind",
+        "payload",
+        "payload_text",
+        "prev_hash",
+        "seq",
+        "time",
+        "writes",
+    )
 
     def __init__(
         self,
@@ -158,6 +169,9 @@ class Event:
         self.prev_hash = prev_hash
         self.hash = hash
         self.payload_text = payload_text
+        self.writes: Sequence[Any] = ()
+        """The memory writes being committed with the event, in the order of
+        ``payload["writes"]`` (in the committing process only: not stored)."""
 
     def _key(self) -> tuple[Any, ...]:
         return (self.agent, self.seq, self.time, self.kind, self.payload, self.prev_hash, self.hash)

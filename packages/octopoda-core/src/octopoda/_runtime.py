@@ -166,6 +166,7 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
         event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
+        event.writes = writes  # (for the detectors: what bookkeeping looks like)
         stored, versions = self._store.commit(
             event,
             writes,
