@@ -647,14 +647,10 @@ class NoveltyTracker:
                 if at < 0:
                     if monitor._active:
                         monitor.clear(osc.kind, _ACTIONS)
-                elif not chain.endswith(rec):  # (a repeat is not an alternation)
-                    osc.judge(  # (calls that waited in between are polling)
-                        _ACTIONS,
-                        actions,
-                        time,
-                        osc.max_action_period,
-                        monitor.waits != self._chain_waits,
-                    )
+                elif not chain.endswith(rec) and monitor.waits == self._chain_waits:
+                    # (a repeat is not an alternation; calls that waited in between are
+                    # polling, which retry judges against its max_polls)
+                    osc.judge(_ACTIONS, actions, time, osc.max_action_period)
             return event
         novel = False
         if kind in ("handoff", "message_sent", "broadcast", "message_read"):
@@ -951,17 +947,13 @@ class OscillationDetector(_Detector):
         elif not chain.endswith(rec):  # (a repeat is not an alternation)
             self.judge(stream, s, time, max_period)
 
-    def judge(
-        self, stream: str, s: _Key, time: float, max_period: int, polling: bool = False
-    ) -> None:
+    def judge(self, stream: str, s: _Key, time: float, max_period: int) -> None:
         """Whether the chain of ``stream``, whose last state repeats an earlier one, is
-        cycling. Tool calls that waited in between (``polling``: several jobs polled in
-        turn) are not: retry judges each polled call against its ``max_polls``."""
-        cycles = self.min_cycles
-        if polling or len(s.chain) < 2 * cycles * _W:
+        cycling."""
+        if len(s.chain) < 2 * self.min_cycles * _W:
             return
         states = _records(s.chain)
-        found = find_cycle(states, max_period=max_period, min_cycles=cycles)
+        found = find_cycle(states, max_period=max_period, min_cycles=self.min_cycles)
         if found is None:
             return
         period, length = found
@@ -982,7 +974,7 @@ class OscillationDetector(_Detector):
         names = ", ".join(dict.fromkeys(r[2] for r in tail[-period:]))
         self.report(
             stream,
-            _confidence(0.7, length - period * cycles),
+            _confidence(0.7, length - period * self.min_cycles),
             subject,
             tail,
             f"{subject} keeps cycling through the same {period} states ({names}):"
