@@ -30,6 +30,7 @@ from octopoda._detectors import (
     OscillationDetector,
     ReflectionDetector,
     RetryDetector,
+    is_waiting,
 )
 from octopoda._loops import LoopMonitor
 from octopoda.testing import FrozenClock
@@ -921,6 +922,73 @@ def test_polling_that_ends_in_a_new_state(clock: FrozenClock) -> None:
     ok(agent, "job_status", {"job": "build-311"}, {"state": "succeeded"})
     ok(agent, "download_artifact", {"job": "build-311"}, {"bytes": 18_221})
     assert_quiet(agent)
+
+
+class _Rows:
+    """A result that is not JSON: recorded by its repr, without the memory address."""
+
+    def __init__(self, rows: list[int]) -> None:
+        self.rows = rows
+
+
+def test_the_same_non_json_result_each_time_is_a_repeat(clock: FrozenClock) -> None:
+    agent = make(clock)
+    seqs = [ok(agent, "query_db", {"sql": "select 1"}, _Rows([1])) for _ in range(5)]
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+    (event,) = [e for e in agent.timeline() if e.seq == seqs[0]]
+    assert " at 0x" not in event.payload["result_preview"]
+
+
+@pytest.mark.parametrize(
+    ("name", "waits"),
+    [
+        ("sleep", True),
+        ("time.sleep", True),
+        ("wait_for_job", True),
+        ("WaitUntilReady", True),
+        ("exponential_backoff", True),
+        ("pause_seconds", True),
+        ("delay", True),
+        ("pause_subscription", False),
+        ("get_delivery_delay", False),
+        ("join_waitlist", False),
+        ("idle_timeout_config", False),
+    ],
+)
+def test_which_tools_wait(name: str, waits: bool) -> None:
+    assert is_waiting(name) is waits
+
+
+def test_a_tool_whose_name_only_contains_a_waiting_word_can_retry(clock: FrozenClock) -> None:
+    agent = make(clock)
+    error = "StripeInvalidRequestError: subscription is canceled and cannot be paused"
+    seqs = [fail(agent, "pause_subscription", {"subscription_id": "sub_1NqX"}, error)]
+    seqs += [fail(agent, "pause_subscription", {"subscription_id": "sub_1NqX"}, error)]
+    seqs += [fail(agent, "pause_subscription", {"subscription_id": "sub_1NqX"}, error)]
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+
+
+def test_a_wait_that_returns_news_is_progress(clock: FrozenClock) -> None:
+    """wait_for_epoch blocks, then returns new metrics: the same decision after each is a
+    supervisor following the run, not reflection."""
+    agent = make(clock)
+    for epoch in range(5):
+        ok(agent, "start_epoch", {"run": "resnet-7"}, "ok")
+        loss = round(1.5 / (epoch + 1), 4)
+        ok(agent, "wait_for_epoch", {"run": "resnet-7"}, {"epoch": epoch, "val_loss": loss})
+        agent.log_decision(
+            "Validation loss is still decreasing, continue training",
+            context={"subject": "training"},
+        )
+        clock.advance(60)
+    assert_quiet(agent)
+    for _ in range(3):  # the same wait returning nothing new: no progress
+        ok(agent, "wait_for_epoch", {"run": "resnet-7"}, {"epoch": 4, "val_loss": 0.3})
+        agent.log_decision(
+            "Validation loss is still decreasing, continue training",
+            context={"subject": "training"},
+        )
+    assert active(agent, "reflection")
 
 
 def test_polling_with_a_wait_between_polls_is_not_a_loop(clock: FrozenClock) -> None:

@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 import time
 from collections import Counter, deque
 from collections.abc import Callable
@@ -42,6 +43,9 @@ _ON_LOOP: Final = ("warn", "pause", "raise")
 _DETECTOR_NAMES: Final = ("retry", "oscillation", "ping_pong", "reflection", "recall_write")
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def digest_preview(value: Any) -> tuple[str, str]:
     """SHA-256 of a value's canonical JSON (its repr when not JSON) and a short preview."""
     if isinstance(value, (bytes, bytearray)):
@@ -50,8 +54,8 @@ def digest_preview(value: Any) -> tuple[str, str]:
     else:
         try:
             text = canonical_text(value)
-        except (TypeError, ValueError):
-            text = repr(value)
+        except (TypeError, ValueError):  # its repr, without the object's memory address
+            text = _ADDRESS.sub("", repr(value))
         raw = text.encode("utf-8", "surrogatepass")
     preview = text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "..."
     return hashlib.sha256(raw).hexdigest(), preview

@@ -13,9 +13,10 @@ arguments, a memory key, a decision subject, an agent pair) and a chain only con
 while nothing new happened anywhere in between: progress elsewhere (a new result, an
 edit, a new job) resets it. Minor progress ends oscillation, recall-write and
 repeated-result chains, not a failing call retried, a decision restated or a handoff
-passed back. Calls whose name says they wait (sleep, wait, backoff, delay, ...) are
-neutral: they neither make progress nor break a chain, and they mark repeated successful
-calls as polling.
+passed back. Calls whose name says they wait (sleep, wait_for_job, backoff, ...; see
+``is_waiting``) are in no chain and mark repeated successful calls as polling; they are
+progress only when they return something new and informative (``wait_for_epoch`` returning
+new metrics).
 
 Defaults (every number is a constructor argument, settable per runtime through
 ``LoopPolicy(detectors={"retry": {"max_failures": 4}, ...})``):
@@ -82,7 +83,13 @@ __all__ = [
 _V = TypeVar("_V")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _MASK = re.compile(r"0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\w*\d\w*")
-_WAITING = re.compile(r"sleep|wait|backoff|delay|pause|idle|throttle", re.IGNORECASE)
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_WAIT_FIRST = frozenset({"wait", "await"})  # wait_for_job, WaitUntilReady
+_WAIT_ANYWHERE = frozenset({"sleep", "backoff"})  # time.sleep, exponential_backoff
+_WAIT_ALONE = frozenset({"delay", "pause", "idle", "throttle", "wait", "sleep"})
+_WAIT_UNITS = frozenset(
+    {"s", "ms", "sec", "secs", "second", "seconds", "minute", "minutes", "for", "a", "bit", "while"}
+)
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset(
     (
@@ -204,10 +211,18 @@ def is_acknowledgement(preview: Any) -> bool:
 
 
 def is_waiting(tool_name: str) -> bool:
-    """Whether a tool's name says it only waits (sleep, wait_for, backoff, ...)."""
+    """Whether a tool's name says it waits: its words (split at punctuation and camelCase)
+    start with "wait", or include "sleep" or "backoff", or are only "delay", "pause",
+    "idle" or "throttle" with a unit ("pause_seconds"). ``pause_subscription``,
+    ``get_delivery_delay`` and ``join_waitlist`` do not wait."""
     known = _waiting_names.get(tool_name)
     if known is None:
-        known = _WAITING.search(tool_name) is not None
+        words = [w.lower() for w in _NAME_WORD.findall(tool_name)]
+        known = bool(words) and (
+            words[0] in _WAIT_FIRST
+            or not _WAIT_ANYWHERE.isdisjoint(words)
+            or (words[0] in _WAIT_ALONE and all(w in _WAIT_UNITS for w in words[1:]))
+        )
         if len(_waiting_names) < 4096:
             _waiting_names[tool_name] = known
     return known
@@ -597,10 +612,6 @@ class NoveltyTracker:
             if run is None:
                 run = runs.put((name, args), _Run(name, args, p.get("args_preview", "")))
             before = monitor.before = monitor.novelty
-            if run.waiting:  # waits are neutral: nothing new, no chain
-                monitor.waits += 1
-                monitor.event_novel = False
-                return event
             novel = False
             failed = "error_sha256" in p
             if failed:
@@ -617,12 +628,15 @@ class NoveltyTracker:
                     run.results = (results if len(results) < 8 * _W else results[_W:]) + rec
                     preview = str(p.get("result_preview"))  # (is_acknowledgement, inlined)
                     novel = len(preview) > 24 or _DIGIT.search(preview) is not None
-                    if not novel and not results:  # new arguments, acknowledged: minor
-                        novel = True
+                    if not novel and not results and not run.waiting:
+                        novel = True  # new arguments, acknowledged: minor progress
                         monitor.minor += 1
             monitor.event_novel = novel
             if novel:
                 monitor.novelty = before + 1
+            if run.waiting:  # a wait is in no chain; it is new only when it tells something
+                monitor.waits += 1
+                return event
             retry = self.retry
             if retry is not None:
                 retry.observe(event, name, failed, outcome, run)

@@ -110,7 +110,9 @@ class LoopDetected(OctopodaError):
 class AgentPaused(OctopodaError):
     """The agent is paused; tool calls are refused until ``agent.resume()``.
 
-    ``reason`` says why; ``signal`` is the loop signal that tripped the breaker, if any.
+    ``reason`` says why; ``signal`` is the loop signal that tripped the breaker, if any, as
+    a dict (``LoopSignal.to_dict()``: it is read back from the store, where another process
+    may have paused the agent).
     """
 
     def __init__(self, message: str, reason: str = "", signal: Any = None) -> None:
