@@ -630,6 +630,23 @@ def test_handoffs_without_content_between_productive_turns(clock: FrozenClock) -
     assert_quiet(critic)
 
 
+def test_fixed_handoffs_around_work_acknowledged_with_none_are_not_ping_pong(
+    clock: FrozenClock,
+) -> None:
+    """The writer saves each new draft (write_file returns None) and hands the same note
+    over; the reviewer reads the new draft and hands the same reply back."""
+    writer, reviewer = _pair(clock)
+    for i in range(5):
+        draft = f"draft {i}: " + "more argument " * (i + 1)
+        ok(writer, "write_file", {"path": "draft.md", "content": draft}, None)
+        writer.record_handoff("coder", "Draft updated, please review draft.md")
+        ok(reviewer, "read_file", {"path": "draft.md"}, draft)
+        reviewer.record_handoff("planner", "Changes requested, see the comments in draft.md")
+        clock.advance(5)
+    assert_quiet(writer)
+    assert_quiet(reviewer)
+
+
 @pytest.fixture
 def driver() -> Any:
     return _load_driver()

@@ -11,12 +11,11 @@ case, whitespace, punctuation and key order do not count), a shared value writte
 another agent. Every detector keeps short chains per stream (a tool call with its
 arguments, a memory key, a decision subject, an agent pair) and a chain only continues
 while nothing new happened anywhere in between: progress elsewhere (a new result, an
-edit, a new job) resets it. Minor progress ends oscillation, recall-write and
-repeated-result chains, not a failing call retried, a decision restated or a handoff
-passed back. Calls whose name says they wait (sleep, wait_for_job, backoff, ...; see
-``is_waiting``) are in no chain and mark repeated successful calls as polling; they are
-progress only when they return something new and informative (``wait_for_epoch`` returning
-new metrics).
+edit, a new job) resets it. Minor progress ends every chain but a failing call retried
+and a decision restated. Calls whose name says they wait (sleep, wait_for_job, backoff,
+...; see ``is_waiting``) are in no chain and mark repeated successful calls as polling;
+they are progress only when they return something new and informative
+(``wait_for_epoch`` returning new metrics).
 
 Defaults (every number is a constructor argument, settable per runtime through
 ``LoopPolicy(detectors={"retry": {"max_failures": 4}, ...})``):
@@ -1202,7 +1201,7 @@ class PingPongDetector(_Detector):
             passes = self.exchange(event.agent)
             self._pair(event, partner, passes)
             self._ring(event, passes)
-            self._my_novelty.put(event.seq, self.monitor.novelty - self.monitor.minor)
+            self._my_novelty.put(event.seq, self.monitor.novelty)
         elif event.kind == "shared_write" and self.key_history is not None:
             for entry in _writes(event):
                 namespace = entry.get("namespace", "")
@@ -1214,14 +1213,14 @@ class PingPongDetector(_Detector):
                 stream = f"key\x00{namespace}\x00{entry['key']}"
                 subject = f"shared key {entry['key']} ({namespace})"
                 self._judge_pair(stream, event.agent, passes, subject, "rewrote", event.time)
-            self._my_novelty.put(event.seq, self.monitor.novelty - self.monitor.minor)
+            self._my_novelty.put(event.seq, self.monitor.novelty)
         return event
 
     def _since_my_last(self, agent: str, run: list[Pass]) -> bool:
         """Whether this agent brought something new since its previous pass of ``run``."""
         for sender, _, _, _, ref in reversed(run[:-1]):
             if sender == agent and ref.seq in self._my_novelty:
-                return self._my_novelty[ref.seq] != self.monitor.before - self.monitor.minor
+                return self._my_novelty[ref.seq] != self.monitor.before
             if sender == agent:
                 return False
         return False

@@ -129,9 +129,9 @@ class LoopMonitor:
         """Whether the event being processed is itself new."""
         self.minor = 0
         """How many of those were only a call with new arguments that acknowledged ("ok"):
-        the agent did something it had not done, which ends oscillation and repeated-result
-        chains, but it learned nothing, so a failing call retried, a decision restated or a
-        handoff passed back meanwhile still repeat (they compare ``novelty - minor``)."""
+        the agent did something it had not done, which ends most chains, but it learned
+        nothing, so a failing call retried or a decision restated meanwhile still repeat
+        (they compare ``novelty - minor``)."""
         self.waits = 0
         """How many waiting calls (sleep, wait, backoff, ...) there were so far."""
         self.before = 0
