@@ -999,13 +999,34 @@ def test_a_wait_that_returns_news_is_progress(clock: FrozenClock) -> None:
         )
         clock.advance(60)
     assert_quiet(agent)
-    for _ in range(3):  # the same wait returning nothing new: no progress
-        ok(agent, "wait_for_epoch", {"run": "resnet-7"}, {"epoch": 4, "val_loss": 0.3})
+    for _ in range(3):  # the same metrics read again without waiting: nothing new
+        ok(agent, "get_epoch_metrics", {"run": "resnet-7"}, {"epoch": 4, "val_loss": 0.3})
         agent.log_decision(
             "Validation loss is still decreasing, continue training",
             context={"subject": "training"},
         )
     assert active(agent, "reflection")
+
+
+def test_the_same_verdict_after_each_wait_is_a_periodic_check(clock: FrozenClock) -> None:
+    """check, decide, sleep: a monitor restating "all healthy" every few minutes, or after
+    each wait, is not thinking in circles."""
+    agent = make(clock)
+    for _ in range(6):
+        ok(agent, "check_health", {}, {"api": "ok", "db": "ok"})
+        agent.log_decision("All services healthy, no action needed", context={"subject": "health"})
+        ok(agent, "sleep", {"seconds": 20}, None)
+        clock.advance(20)
+    assert active(agent, "reflection") == []
+    other = make(clock, "every-4-minutes")
+    for _ in range(6):
+        other.log_decision("All services healthy, no action needed")
+        clock.advance(240)
+    assert active(other, "reflection") == []
+    for _ in range(3):  # the same verdict three times in a minute, nothing in between
+        other.log_decision("All services healthy, no action needed")
+        clock.advance(20)
+    assert active(other, "reflection")
 
 
 def test_polling_with_a_wait_between_polls_is_not_a_loop(clock: FrozenClock) -> None:

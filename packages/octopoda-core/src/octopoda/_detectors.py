@@ -37,7 +37,8 @@ Defaults (every number is a constructor argument, settable per runtime through
   alternately rewriting one shared key; passes more than ``window_seconds`` (600) apart
   do not chain.
 * ``ReflectionDetector``: ``min_repeats`` (3) decisions on one subject saying the same
-  (``gist_similarity`` >= 0.8: the same content words) with nothing new in between.
+  (``gist_similarity`` >= 0.8: the same content words) with nothing new in between, no
+  wait between them and at most ``window_seconds`` (180) apart.
   Statements that name different identifiers or numbers of three or more characters
   ("order 1001", "order 1002") are never the same; small counts ("attempt 3") may differ.
 * ``RecallWriteDetector``: a key read and written back unchanged or with one of its recent
@@ -1088,16 +1089,19 @@ class RecallWriteDetector(_Detector):
 
 
 class _Said:
-    __slots__ = ("novelty", "said", "time")
+    __slots__ = ("novelty", "said", "time", "waits")
 
     def __init__(self, novelty: int, time: float) -> None:
         self.novelty = novelty
         self.time = time
+        self.waits = 0
         self.said: deque[tuple[frozenset[str], LoopEventRef]] = deque(maxlen=24)
 
 
 class ReflectionDetector(_Detector):
-    """The same decision, plan or self-critique restated with nothing new in between."""
+    """The same decision, plan or self-critique restated with nothing new in between.
+    Decisions with a wait between them, or more than ``window_seconds`` apart, are a
+    periodic check (the same verdict each time), not a loop."""
 
     kind = "reflection"
     kinds = frozenset({"decision"})
@@ -1108,7 +1112,7 @@ class ReflectionDetector(_Detector):
         *,
         min_repeats: int = 3,
         similarity: float = 0.8,
-        window_seconds: float = 600.0,
+        window_seconds: float = 180.0,
     ) -> None:
         super().__init__(monitor)
         self.min_repeats = min_repeats
@@ -1132,11 +1136,13 @@ class ReflectionDetector(_Detector):
             said is None
             or monitor.before - monitor.minor != said.novelty
             or event.time - said.time > self.window_seconds
+            or monitor.waits != said.waits
         ):
             if said is not None:
                 monitor.clear(self.kind, stream)
             said = self._subjects.put(stream, _Said(0, event.time))
         said.novelty, said.time = monitor.novelty - monitor.minor, event.time
+        said.waits = monitor.waits
         ref = LoopEventRef(event.seq, "decision", subject or "decision", text[:80])
         similar = [r for g, r in said.said if _same_gist(gist, g) >= self.similarity]
         said.said.append((gist, ref))
