@@ -196,7 +196,9 @@ class LoopGuard:
         for kind, cls in _DETECTORS.items():
             options = self.policy.detectors.get(kind, {})
             args: tuple[Any, ...] = (
-                (self._exchange, self._key_history) if kind == "ping_pong" else ()
+                (self._exchange, self._key_history, self._partner_work)
+                if kind == "ping_pong"
+                else ()
             )
             try:
                 self.detectors.append(cls(self.monitor, *args, **options))
@@ -271,6 +273,23 @@ class LoopGuard:
             )
             for r in rows
         ]
+
+    def _partner_work(self, agent: str, start: int | None, middle: int, end: int) -> bool:
+        """Whether ``agent`` made a successful tool call (name, arguments, result) between
+        its events ``middle`` and ``end`` that it had not made between ``start`` and
+        ``middle``."""
+
+        def calls(after: int, until: int) -> set[tuple[str, str, str]]:
+            return {
+                (e.payload["name"], e.payload["args_sha256"], str(e.payload.get("result_sha256")))
+                for e in self.store.events(
+                    agent, after_seq=after, until_seq=until, kinds=("tool_call",), limit=128
+                )
+                if "error_sha256" not in e.payload
+            }
+
+        earlier = calls(start, middle) if start is not None else set()
+        return not calls(middle, end) <= earlier
 
     def _key_history(self, namespace: str, key: str) -> list[Pass]:
         rows = self.store.history(namespace, key, 12)

@@ -1174,8 +1174,11 @@ class PingPongDetector(_Detector):
     ``exchange(agent)`` returns the recent passes sent or received by ``agent`` in store
     order (oldest first; the event being stored included), and ``key_history(namespace,
     key)`` the recent writes of a shared key, oldest first, as
-    ``(author, "", value_sha256, time, ref)``. The runtime reads both from the store, so
-    agents in other processes count.
+    ``(author, "", value_sha256, time, ref)``. ``partner_work(agent, start, middle, end)``
+    says whether ``agent`` made a successful tool call between its events ``middle`` and
+    ``end`` that it had not made between ``start`` (or ``middle``) and ``middle``: then the
+    exchange is productive however alike the passes. The runtime reads all three from the
+    store, so agents in other processes count.
     """
 
     kind = "ping_pong"
@@ -1187,6 +1190,7 @@ class PingPongDetector(_Detector):
         monitor: LoopMonitor,
         exchange: Callable[[str], list[Pass]],
         key_history: Callable[[str, str], list[Pass]] | None = None,
+        partner_work: Callable[[str, int | None, int, int], bool] | None = None,
         *,
         min_passes: int = 4,
         min_returns: int = 2,
@@ -1198,6 +1202,7 @@ class PingPongDetector(_Detector):
         self.window_seconds = window_seconds
         self.exchange = exchange
         self.key_history = key_history
+        self.partner_work = partner_work
         self._my_novelty: _Bounded[int] = _Bounded(256)  # my earlier passes -> novelty then
 
     def __call__(self, event: Any) -> Any:
@@ -1268,6 +1273,13 @@ class PingPongDetector(_Detector):
                     break  # no longer tail can repeat enough
                 if length >= self.min_passes and len(seen) * 2 <= length:
                     best, distinct = run[-length:], len(seen)
+        if best and self.partner_work is not None:  # (rare: a ping-pong so far)
+            theirs = [p for p in best if p[0] != agent]
+            seqs = [p[4].seq for p in theirs]
+            if len(seqs) >= 2 and self.partner_work(
+                theirs[-1][0], seqs[-3] if len(seqs) >= 3 else None, seqs[-2], seqs[-1]
+            ):
+                best = []
         if not best:
             self.monitor.clear(self.kind, stream)
             return
