@@ -1103,6 +1103,47 @@ def test_polling_several_jobs_that_never_finish_is_a_retry_per_job(clock: Frozen
     assert the_signal(other, "oscillation").confidence == 0.7
 
 
+def test_a_monitor_checking_once_a_minute_is_not_a_loop(clock: FrozenClock) -> None:
+    """The same empty queue every minute for an hour: polling at a rate that burns
+    nothing. Polled ten times within five minutes, it is a loop."""
+    agent = make(clock)
+    for _ in range(60):
+        ok(agent, "check_queue", {"queue": "inbox"}, [])
+        ok(agent, "sleep", {"seconds": 60}, None)
+        clock.advance(60)
+    ok(agent, "check_queue", {"queue": "inbox"}, [{"id": 7, "task": "resize images"}])
+    assert_quiet(agent)
+    seqs = []
+    for _ in range(10):
+        seqs.append(ok(agent, "check_queue", {"queue": "inbox"}, []))
+        ok(agent, "sleep", {"seconds": 15}, None)
+        clock.advance(15)
+    signal = the_signal(agent, "retry")
+    assert signal.seqs == tuple(seqs) and "polled 10 times" in signal.explanation
+
+
+def test_timer_driven_polls_of_two_jobs_are_polling(clock: FrozenClock) -> None:
+    """No wait tool: a scheduler polls two jobs every 30 seconds."""
+    agent = make(clock)
+    for _ in range(8):
+        for job in ("train-a", "train-b"):
+            ok(agent, "get_job_status", {"job_id": job}, {"state": "running"})
+            clock.advance(1)
+        clock.advance(29)
+    assert_quiet(agent)
+
+
+def test_a_slow_model_repeating_a_call_is_not_polling(clock: FrozenClock) -> None:
+    """Seven seconds of thinking between identical calls is a repeat, not a poll."""
+    agent = make(clock)
+    seqs = []
+    for _ in range(5):
+        agent.record_llm_call("gpt-4o", tokens_in=800, tokens_out=60)
+        clock.advance(7)
+        seqs.append(ok(agent, "search", {"q": "octopoda docs"}, ["https://example.org/a"]))
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+
+
 def test_a_retry_that_then_succeeds(clock: FrozenClock) -> None:
     agent = make(clock)
     fail(agent)

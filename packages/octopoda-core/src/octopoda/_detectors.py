@@ -23,14 +23,16 @@ Defaults (every number is a constructor argument, settable per runtime through
 * ``RetryDetector``: the same tool with the same arguments failing the same way
   ``max_failures`` (3) times in a row (error text compared with numbers, UUIDs and hex ids
   masked), failing in any way ``max_any_failures`` (5) times, or returning the same result
-  ``max_same_results`` (5) times (``max_polls`` (10) when the calls wait in between or are
-  ``poll_interval_seconds`` (5) apart: polling). Calls more than ``window_seconds`` (300)
-  apart do not chain.
+  ``max_same_results`` (5) times (``max_polls`` (10) within ``window_seconds`` when the
+  calls wait in between or are ``poll_interval_seconds`` (30) apart: polling, so a monitor
+  checking once a minute is not a loop). Calls more than ``window_seconds`` (300) apart do
+  not chain.
 * ``OscillationDetector``: a memory key (remember, forget, restore, import, shared writes),
   a decision subject (``context["subject"]``), or the sequence of tool calls with their
   outcomes cycling through 2..``max_period`` states (4; 8 for tool calls) for
-  ``min_cycles`` (2) full cycles with nothing new; tool calls that wait in between
-  (polling several jobs in turn) are left to retry's ``max_polls``.
+  ``min_cycles`` (2) full cycles with nothing new; tool calls that wait in between or
+  come ``poll_interval_seconds`` apart (polling several jobs in turn) are left to retry's
+  ``max_polls``.
 * ``PingPongDetector``: two agents handing over or messaging each other alternately
   ``min_passes`` (4) times with at most half as many distinct contents, a content handed
   around a ring of agents back to the sender ``min_returns`` (2) times, or two agents
@@ -460,6 +462,7 @@ class NoveltyTracker:
     __slots__ = (
         "_actions",
         "_chain_waits",
+        "_poll_gap",
         "_routes",
         "_seen",
         "detectors",
@@ -477,7 +480,8 @@ class NoveltyTracker:
         self.runs: _Bounded[_Run] = _Bounded(memory)
         self._seen: _Bounded[bool] = _Bounded(memory)
         self._actions = _Key("tool calls")
-        self._chain_waits = 0  # the wait count when the tool-call chain began
+        self._chain_waits = 0  # the wait count when the tool-call chain began (-1: polling)
+        self._poll_gap = 30.0  # calls this far apart are polling (retry's poll interval)
         self.detectors: list[Any] = []
         self._routes: dict[str, list[Callable[[Any], Any]]] = {}
         self.retry: RetryDetector | None = None
@@ -493,6 +497,7 @@ class NoveltyTracker:
         for d in self.detectors:
             if isinstance(d, RetryDetector):
                 self.retry = d
+                self._poll_gap = d.poll_interval_seconds
             elif isinstance(d, OscillationDetector):
                 self.oscillation = d
             elif isinstance(d, RecallWriteDetector):
@@ -653,6 +658,8 @@ class NoveltyTracker:
                     actions.chain, at = rec, -1
                     self._chain_waits = monitor.waits
                 else:
+                    if time - actions.time >= self._poll_gap:
+                        self._chain_waits = -1  # calls a poll interval apart: polling
                     at = chain.find(rec)
                     if at > 0 and at % _W:
                         at = _find(chain, rec)
@@ -729,7 +736,7 @@ class _Run:
         self.waits = 0
         self.time = 0.0
         self.polled = False
-        self.calls: list[int] = []
+        self.calls: list[tuple[int, float]] = []  # (seq, time)
         self.failures: list[int] = []
 
 
@@ -747,7 +754,7 @@ class RetryDetector(_Detector):
         max_any_failures: int = 5,
         max_same_results: int = 5,
         max_polls: int = 10,
-        poll_interval_seconds: float = 5.0,
+        poll_interval_seconds: float = 30.0,
         window_seconds: float = 300.0,
     ) -> None:
         super().__init__(monitor)
@@ -778,7 +785,7 @@ class RetryDetector(_Detector):
                 monitor.clear(self.kind, f"{name}\x00{p['args_sha256']}")
             run.outcome = outcome
             run.polled = False
-            run.calls = [event.seq]
+            run.calls = [(event.seq, time)]
             if failed:
                 run.failures = [event.seq]
             elif run.failures:
@@ -792,7 +799,7 @@ class RetryDetector(_Detector):
                 run.waits != monitor.waits or time - run.time >= self.poll_interval_seconds
             ):
                 run.polled = True
-            calls.append(event.seq)
+            calls.append((event.seq, time))
             if len(calls) > 32:
                 del calls[0]
             if failed:
@@ -810,8 +817,11 @@ class RetryDetector(_Detector):
     def _judge(
         self, stream: str, name: str, run: _Run, p: dict[str, Any], failed: bool, time: float
     ) -> None:
-        same = len(run.calls)
-        calls = [(seq, "tool_call", name, run.preview) for seq in run.calls]
+        chain = run.calls
+        if run.polled and not failed:  # polling: how often within the window
+            chain = [c for c in chain if time - c[1] <= self.window_seconds]
+        same = len(chain)
+        calls = [(seq, "tool_call", name, run.preview) for seq, _ in chain]
         if failed and same >= self.max_failures:
             self.report(
                 stream,
