@@ -219,6 +219,23 @@ def test_a_retry_loop_across_restarts_is_detected(tmp_path: Path, clock: FrozenC
     assert last.loop_status().state == "looping"
 
 
+def test_a_crash_loop_after_a_long_start_up_is_detected(tmp_path: Path, clock: FrozenClock) -> None:
+    """Each run reads its 60 files and asks the model 40 times (new, then the same results
+    each run) before the same call fails: the failures are 100 events apart."""
+    path = tmp_path / "agent.db"
+    seqs = []
+    for _ in range(3):
+        run = make(clock, "etl", path)
+        for i in range(60):
+            ok(run, "read_file", {"path": f"conf/{i}.yaml"}, f"settings of part {i}: ...")
+            if i < 40:
+                run.record_llm_call("gpt-4o-mini", tokens_in=200)
+        seqs.append(fail(run, "connect_db", {"dsn": "postgres://db/etl"}, "connection refused"))
+        clock.advance(20)
+        last = run
+    assert the_signal(last, "retry").seqs == tuple(seqs)
+
+
 def test_retry_of_exception_objects(clock: FrozenClock) -> None:
     agent = make(clock)
     seqs = [fail(agent, error=TimeoutError(f"read timed out after {t} s")) for t in (30, 31, 30)]

@@ -172,9 +172,10 @@ _DETECTORS: Final[dict[str, Callable[..., Processor]]] = {
     "reflection": ReflectionDetector,
     "recall_write": RecallWriteDetector,
 }
-WARM_UP_EVENTS: Final = 64
-"""At start, a runtime replays the agent's last 64 events through its detectors, so a loop
-that spans a restart (a crash loop) is still seen."""
+WARM_UP_EVENTS: Final = 256
+"""At start, a runtime replays the agent's last 256 events through its detectors (about a
+millisecond), so a loop that spans restarts (a crash loop, even after a long start-up) is
+still seen."""
 
 
 class LoopGuard:
