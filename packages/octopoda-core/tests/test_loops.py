@@ -995,6 +995,52 @@ def test_the_same_non_json_result_each_time_is_a_repeat(clock: FrozenClock) -> N
     assert " at 0x" not in event.payload["result_preview"]
 
 
+def _orders(items: list[int], n: int) -> dict[str, Any]:
+    return {
+        "orders": items,
+        "meta": {
+            "generated_at": f"2026-11-30T03:{n:02d}:00Z",
+            "request_id": str(uuid.UUID(int=n + 1)),
+            "took_ms": 10 + n,
+        },
+    }
+
+
+def test_the_same_data_with_fresh_metadata_is_the_same_result(clock: FrozenClock) -> None:
+    agent = make(clock)
+    seqs = [ok(agent, "get_orders", {"customer": 4411}, _orders([1, 2], n)) for n in range(5)]
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+    first = next(e for e in agent.timeline() if e.seq == seqs[0])
+    assert len(first.payload["result_gist"]) == 16  # beside the digest of the whole result
+    assert (
+        first.payload["result_sha256"]
+        != next(e for e in agent.timeline() if e.seq == seqs[1]).payload["result_sha256"]
+    )
+    plain = ok(agent, "get_orders", {"customer": 1}, {"orders": [3]})
+    assert "result_gist" not in next(e for e in agent.timeline() if e.seq == plain).payload
+
+
+def test_an_error_returned_as_a_result_with_request_ids_repeats(clock: FrozenClock) -> None:
+    agent = make(clock)
+    seqs = [
+        ok(
+            agent,
+            "github_api",
+            {"path": "/repos/x"},
+            f"Error: 429 Too Many Requests ({uuid.uuid4()})",
+        )
+        for _ in range(5)
+    ]
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+
+
+def test_new_data_with_fresh_metadata_is_progress(clock: FrozenClock) -> None:
+    agent = make(clock)
+    for n in range(8):
+        ok(agent, "get_orders", {"customer": 4411, "page": "next"}, _orders([n, n + 1], n))
+    assert_quiet(agent)
+
+
 @pytest.mark.parametrize(
     ("name", "waits"),
     [

@@ -24,6 +24,7 @@ from ._detectors import (
     RetryDetector,
     content_gist,
     normalize_error,
+    volatile_gist,
 )
 from ._errors import AgentPaused, InvalidInput, LoopDetected
 from ._loops import LoopEventRef, LoopMonitor, LoopSignal, LoopStatus
@@ -46,8 +47,8 @@ _DETECTOR_NAMES: Final = ("retry", "oscillation", "ping_pong", "reflection", "re
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def digest_preview(value: Any) -> tuple[str, str]:
-    """SHA-256 of a value's canonical JSON (its repr when not JSON) and a short preview."""
+def _digest_text(value: Any) -> tuple[str, str]:
+    """SHA-256 of a value's canonical JSON (its repr when not JSON), and that text."""
     if isinstance(value, (bytes, bytearray)):
         raw = bytes(value)
         text = f"<{len(raw)} bytes>"
@@ -57,8 +58,17 @@ def digest_preview(value: Any) -> tuple[str, str]:
         except (TypeError, ValueError):  # its repr, without the object's memory address
             text = _ADDRESS.sub("", repr(value))
         raw = text.encode("utf-8", "surrogatepass")
-    preview = text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "..."
-    return hashlib.sha256(raw).hexdigest(), preview
+    return hashlib.sha256(raw).hexdigest(), text
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "..."
+
+
+def digest_preview(value: Any) -> tuple[str, str]:
+    """SHA-256 of a value's canonical JSON (its repr when not JSON) and a short preview."""
+    sha, text = _digest_text(value)
+    return sha, _preview(text)
 
 
 def _error_text(error: Any) -> str:
@@ -446,7 +456,11 @@ class ActionsMixin:
                 normalize_error(text).encode("utf-8", "surrogatepass")
             ).hexdigest()
         else:
-            payload["result_sha256"], payload["result_preview"] = digest_preview(result)
+            sha, text = _digest_text(result)
+            payload["result_sha256"], payload["result_preview"] = sha, _preview(text)
+            gist = volatile_gist(text)
+            if gist is not None:  # what the result says, without its timestamps and ids
+                payload["result_gist"] = gist
         self._usage(payload, cost_usd, tokens_in, tokens_out, duration_ms)
         event, _ = self._commit("tool_call", payload)
         return event  # type: ignore[no-any-return]

@@ -2,9 +2,10 @@
 
 A loop is repetition **without anything new**. ``NoveltyTracker`` runs first and decides,
 for every event, whether it brought something new: a tool result its call had not
-returned lately (a bare acknowledgement such as "ok" or None is not, except as the first
-result of new arguments: "minor" progress, the agent did something it had not done but
-learned nothing), a memory value that key did not recently have (bookkeeping is not: a
+returned lately (compared without metadata such as timestamps and request ids:
+``volatile_gist``; a bare acknowledgement such as "ok" or None is not new, except as the
+first result of new arguments: "minor" progress, the agent did something it had not done
+but learned nothing), a memory value that key did not recently have (bookkeeping is not: a
 number one step from the key's last, like an attempt counter, or the current time as
 epoch seconds or an ISO 8601 string), a message or handoff with new content (new words:
 case, whitespace, punctuation and key order do not count), a shared value written by
@@ -80,6 +81,7 @@ __all__ = [
     "is_waiting",
     "name_other_things",
     "normalize_error",
+    "volatile_gist",
 ]
 
 _V = TypeVar("_V")
@@ -193,6 +195,30 @@ def content_gist(body: str) -> str:
             words.extend(_WORD.findall(str(value).casefold()))
     joined = " ".join(words).encode("utf-8", "surrogatepass")
     return hashlib.sha256(joined).hexdigest()[:_W]
+
+
+_VOLATILE = re.compile(
+    r'"[A-Za-z_]*(?:_at|At|[Tt]imestamp|_time|Time|[Tt]ook|[Ee]lapsed|[Ll]atency|[Dd]uration'
+    r'|_ms|Ms|[Rr]equest_?[Ii]d|[Tt]race_?[Ii]d|[Nn]once|[Ee][Tt]ag)":'
+    r'(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)'
+    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+def volatile_gist(text: str) -> str | None:
+    """The first 16 hex digits of the SHA-256 of a result's canonical JSON with its
+    metadata masked (UUIDs, and the values of keys such as ``fetched_at``, ``timestamp``,
+    ``took_ms``, ``latency``, ``request_id``, ``trace_id``, ``etag``), or None when it has
+    none: the same data fetched again with a fresh timestamp is the same result."""
+    masked, n = _VOLATILE.subn(_mask_volatile, text)
+    if not n:
+        return None
+    return hashlib.sha256(masked.encode("utf-8", "surrogatepass")).hexdigest()[:_W]
+
+
+def _mask_volatile(match: re.Match[str]) -> str:
+    found = match.group()
+    return found[: found.index('":') + 2] + "#" if found.startswith('"') else "#"
 
 
 def normalize_error(text: str) -> str:
@@ -622,7 +648,7 @@ class NoveltyTracker:
             if failed:
                 outcome = "e" + p["error_sha256"]
             else:
-                result = str(p.get("result_sha256"))
+                result = str(p.get("result_gist") or p.get("result_sha256"))
                 outcome = "r" + result
                 rec = result[:_W]
                 results = run.results
