@@ -842,6 +842,18 @@ def test_a_restatement_numbering_its_attempts_is_still_reflection(clock: FrozenC
     assert the_signal(agent, "reflection").seqs == tuple(seqs)
 
 
+def test_a_restatement_with_a_fresh_trace_id_is_still_reflection(clock: FrozenClock) -> None:
+    agent = make(clock)
+    seqs = [
+        agent.log_decision(
+            "Retry the payment API call with the same parameters",
+            reasoning=f"the gateway timed out again (trace {trace})",
+        ).seq
+        for trace in ("8f3a2c1d", "c0ffee12", "9b7e4d2a")
+    ]
+    assert the_signal(agent, "reflection").seqs == tuple(seqs)
+
+
 def test_an_hourly_check_with_the_same_outcome_is_not_reflection(clock: FrozenClock) -> None:
     """A monitoring agent checks health every hour and logs the same decision. Retry and
     oscillation have time windows (300 s, 600 s); reflection has none, so in the third hour

@@ -271,18 +271,23 @@ def _gist(text: str) -> frozenset[str]:
     return content or frozenset(words)
 
 
+_RANDOM_ID = re.compile(r"[0-9a-f]{8,}")
+
+
 def _names_something(word: str) -> bool:
     return (
         _DIGIT.search(word) is not None
         and " " not in word
         and (len(word) >= 3 or not word.isdigit())
+        and (word.isdigit() or _RANDOM_ID.fullmatch(word) is None)
     )
 
 
 def name_other_things(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
     """Whether the words of two texts differ in an identifier or a number of three or more
     characters ("order 1001" and "order 1002", "INV2231", "v2"): then they are about
-    different things, however alike the rest. Small counts ("attempt 3") do not count."""
+    different things, however alike the rest. Small counts ("attempt 3") and random hex
+    ids ("trace 8f3a2c1d", parts of UUIDs) do not count."""
     return any(_names_something(w) for w in a ^ b)
 
 
