@@ -1046,6 +1046,23 @@ def test_an_error_returned_as_a_result_with_request_ids_repeats(clock: FrozenClo
     assert the_signal(agent, "retry").seqs == tuple(seqs)
 
 
+def test_a_retry_with_a_fresh_idempotency_key_is_a_retry(clock: FrozenClock) -> None:
+    agent = make(clock)
+    seqs = []
+    for _ in range(3):
+        args = {"url": "https://api.example.com/charges", "idempotency_key": str(uuid.uuid4())}
+        seqs.append(fail(agent, "http_post", args, "HTTP 503 Service Unavailable"))
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+
+
+def test_calls_on_different_ids_are_different_calls(clock: FrozenClock) -> None:
+    """A UUID that names what to act on is not a nonce."""
+    agent = make(clock)
+    for _ in range(8):
+        ok(agent, "delete_user", {"user_id": str(uuid.uuid4())}, "ok")
+    assert_quiet(agent)
+
+
 def test_new_data_with_fresh_metadata_is_progress(clock: FrozenClock) -> None:
     agent = make(clock)
     for n in range(8):

@@ -292,7 +292,11 @@ class LoopGuard:
 
         def calls(after: int, until: int) -> set[tuple[str, str, str]]:
             return {
-                (e.payload["name"], e.payload["args_sha256"], str(e.payload.get("result_sha256")))
+                (
+                    e.payload["name"],
+                    e.payload.get("args_gist") or e.payload["args_sha256"],
+                    str(e.payload.get("result_gist") or e.payload.get("result_sha256")),
+                )
                 for e in self.store.events(
                     agent, after_seq=after, until_seq=until, kinds=("tool_call",), limit=128
                 )
@@ -443,12 +447,15 @@ class ActionsMixin:
         """
         if not isinstance(name, str) or not name:
             raise InvalidInput(f"a tool name must be a non-empty str, not {name!r}")
-        args_sha, args_preview = digest_preview(args)
+        args_sha, args_text = _digest_text(args)
         payload: dict[str, Any] = {
             "name": name,
             "args_sha256": args_sha,
-            "args_preview": args_preview,
+            "args_preview": _preview(args_text),
         }
+        args_gist = volatile_gist(args_text, arguments=True)
+        if args_gist is not None:  # the same call, whatever its nonce or idempotency key
+            payload["args_gist"] = args_gist
         if error is not None:
             text = _error_text(error)
             payload["error"] = text[:PREVIEW_CHARS]

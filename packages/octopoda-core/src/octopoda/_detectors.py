@@ -205,12 +205,22 @@ _VOLATILE = re.compile(
 )
 
 
-def volatile_gist(text: str) -> str | None:
+_VOLATILE_ARGS = re.compile(
+    r'"[A-Za-z_]*(?:[Nn]once|[Ii]dempotency_?[Kk]ey|[Rr]equest_?[Ii]d|[Tt]race_?[Ii]d'
+    r'|[Cc]orrelation_?[Ii]d)":(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)'
+)
+
+
+def volatile_gist(text: str, *, arguments: bool = False) -> str | None:
     """The first 16 hex digits of the SHA-256 of a result's canonical JSON with its
     metadata masked (UUIDs, and the values of keys such as ``fetched_at``, ``timestamp``,
     ``took_ms``, ``latency``, ``request_id``, ``trace_id``, ``etag``), or None when it has
-    none: the same data fetched again with a fresh timestamp is the same result."""
-    masked, n = _VOLATILE.subn(_mask_volatile, text)
+    none: the same data fetched again with a fresh timestamp is the same result. For
+    ``arguments``, only the values of ``nonce``, ``idempotency_key``, ``request_id``,
+    ``trace_id`` and ``correlation_id`` keys: a call retried with a fresh idempotency key
+    is the same call (an id that names what to act on is not masked)."""
+    pattern = _VOLATILE_ARGS if arguments else _VOLATILE
+    masked, n = pattern.subn(_mask_volatile, text)
     if not n:
         return None
     return hashlib.sha256(masked.encode("utf-8", "surrogatepass")).hexdigest()[:_W]
@@ -642,7 +652,7 @@ class NoveltyTracker:
             return event
         if kind == "tool_call":
             p = event.payload
-            name, args = p["name"], p["args_sha256"]
+            name, args = p["name"], p.get("args_gist") or p["args_sha256"]
             runs = self.runs
             run = runs.get((name, args))
             if run is None:
@@ -742,6 +752,7 @@ class _Run:
     seqs: the calls share name and arguments)."""
 
     __slots__ = (
+        "args",
         "calls",
         "failures",
         "learned",
@@ -757,6 +768,7 @@ class _Run:
     )
 
     def __init__(self, name: str, args: str, preview: str) -> None:
+        self.args = args  # the digest of its arguments (without nonces)
         self.preview = preview
         self.waiting = is_waiting(name)
         self.tag = f"{hash((name, args)) & 0xFFFFFFFFFF:010x}"  # its part of an action state
@@ -813,7 +825,7 @@ class RetryDetector(_Detector):
             or time - run.time > self.window_seconds
         ):  # a new result, or progress: not a loop; the stream starts afresh
             if monitor._active:
-                monitor.clear(self.kind, f"{name}\x00{p['args_sha256']}")
+                monitor.clear(self.kind, f"{name}\x00{run.args}")
             run.outcome = outcome
             run.polled = False
             run.calls = [(event.seq, time)]
@@ -843,7 +855,7 @@ class RetryDetector(_Detector):
         if failed:
             run.learned = monitor.novelty - monitor.minor
         if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:
-            self._judge(f"{name}\x00{p['args_sha256']}", name, run, p, failed, time)
+            self._judge(f"{name}\x00{run.args}", name, run, p, failed, time)
 
     def _judge(
         self, stream: str, name: str, run: _Run, p: dict[str, Any], failed: bool, time: float
