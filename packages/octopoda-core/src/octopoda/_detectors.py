@@ -32,8 +32,8 @@ Defaults (every number is a constructor argument, settable per runtime through
   a decision subject (``context["subject"]``), or the sequence of tool calls with their
   outcomes cycling through 2..``max_period`` states (4; 8 for tool calls) for
   ``min_cycles`` (2) full cycles with nothing new; tool calls that wait in between or
-  come ``poll_interval_seconds`` apart (polling several jobs in turn) are left to retry's
-  ``max_polls``.
+  recur ``poll_interval_seconds`` apart (polling several jobs in turn) are left to
+  retry's ``max_polls``.
 * ``PingPongDetector``: two agents handing over or messaging each other alternately
   ``min_passes`` (4) times with at most half as many distinct contents, a content handed
   around a ring of agents back to the sender ``min_returns`` (2) times, or two agents
@@ -683,6 +683,7 @@ class NoveltyTracker:
             if run.waiting:  # a wait is in no chain; it is new only when it tells something
                 monitor.waits += 1
                 return event
+            last = run.time  # (this call's previous time: a poll interval ago is polling)
             retry = self.retry
             if retry is not None:
                 retry.observe(event, name, failed, outcome, run)
@@ -699,11 +700,11 @@ class NoveltyTracker:
                     actions.chain, at = rec, -1
                     self._chain_waits = monitor.waits
                 else:
-                    if time - actions.time >= self._poll_gap:
-                        self._chain_waits = -1  # calls a poll interval apart: polling
                     at = chain.find(rec)
                     if at > 0 and at % _W:
                         at = _find(chain, rec)
+                    if at >= 0 and time - last >= self._poll_gap:
+                        self._chain_waits = -1  # a call again a poll interval later: polling
                     actions.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
                 actions.novelty, actions.time = monitor.novelty, time
                 if at < 0:
