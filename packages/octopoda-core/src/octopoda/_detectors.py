@@ -38,8 +38,9 @@ Defaults (every number is a constructor argument, settable per runtime through
 * ``PingPongDetector``: two agents handing over or messaging each other alternately
   ``min_passes`` (4) times with at most half as many distinct contents, a content handed
   around a ring of agents back to the sender ``min_returns`` (2) times, or two agents
-  alternately rewriting one shared key; passes more than ``window_seconds`` (600) apart
-  do not chain.
+  alternately rewriting one shared key, while neither brings anything new (the partner's
+  new tool calls between its passes count); passes more than ``window_seconds`` (600)
+  apart do not chain.
 * ``ReflectionDetector``: ``min_repeats`` (3) decisions on one subject saying the same
   (``gist_similarity`` >= 0.8: the same content words) with nothing new in between, no
   wait between them and at most ``window_seconds`` (180) apart.
@@ -51,7 +52,7 @@ Defaults (every number is a constructor argument, settable per runtime through
   never churn.
 
 Confidence starts at 0.7-0.8 at the threshold and halves the remaining doubt with every
-further repetition.
+further repetition. ``docs/loops.md`` is the user's guide to all of this.
 """
 
 from __future__ import annotations

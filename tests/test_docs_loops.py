@@ -1,0 +1,55 @@
+"""docs/loops.md's table of signals names real detector arguments with their defaults."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from octopoda._detectors import (
+    OscillationDetector,
+    PingPongDetector,
+    RecallWriteDetector,
+    ReflectionDetector,
+    RetryDetector,
+)
+
+DOC = (Path(__file__).resolve().parent.parent / "docs" / "loops.md").read_text(encoding="utf-8")
+DETECTORS = {
+    "retry": RetryDetector,
+    "oscillation": OscillationDetector,
+    "ping_pong": PingPongDetector,
+    "reflection": ReflectionDetector,
+    "recall_write": RecallWriteDetector,
+}
+
+
+def row(kind: str) -> tuple[str, str]:
+    """The 'fires when' and 'defaults' cells of a signal's row."""
+    (line,) = [x for x in DOC.splitlines() if x.startswith(f"| `{kind}` |")]
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    return cells[1], cells[2]
+
+
+def shown(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+@pytest.mark.parametrize("kind", DETECTORS)
+def test_each_documented_threshold_is_an_argument_with_its_default(kind: str) -> None:
+    text, defaults = row(kind)
+    parameters = inspect.signature(DETECTORS[kind]).parameters
+    named = [n for n in re.findall(r"`([a-z_]+)`", text) if "_" in n and n in parameters]
+    assert named, f"the {kind} row names no argument"
+    listed = re.findall(r"\d+(?:\.\d+)?", defaults)
+    for name in named:
+        assert shown(parameters[name].default) in listed, (kind, name, parameters[name].default)
+
+
+def test_every_signal_has_a_row() -> None:
+    kinds = re.findall(r"^\| `([a-z_]+)` \|", DOC, flags=re.MULTILINE)
+    assert kinds == list(DETECTORS)
