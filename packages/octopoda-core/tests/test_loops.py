@@ -1398,15 +1398,7 @@ def test_rerunning_tests_after_each_acknowledged_edit_is_not_a_retry(
 
 @pytest.mark.parametrize(
     ("name", "changes"),
-    [
-        ("edit_file", True),
-        ("applyPatch", True),
-        ("set_config", True),
-        ("log_event", False),
-        ("write_log", False),
-        ("add_metric", False),
-        ("get_file", False),
-    ],
+    [("edit_file", True), ("applyPatch", True), ("set_config", True), ("log_event", False)],
 )
 def test_which_tools_change_something(name: str, changes: bool) -> None:
     assert changes_something(name) is changes

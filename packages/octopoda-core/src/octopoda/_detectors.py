@@ -279,18 +279,12 @@ _CHANGE_VERBS = frozenset(
 )  # fmt: skip
 
 
-_BOOKKEEPING_WORDS = frozenset(
-    {"log", "logs", "metric", "metrics", "event", "events", "audit", "trace", "telemetry"}
-)
-
-
 def changes_something(tool_name: str) -> bool:
     """Whether a tool's name starts with a verb that changes the world (edit_file,
-    apply_patch, setConfig, ...) and is not about bookkeeping (write_log, add_metric):
-    done with new arguments, acknowledged or not, it is an attempt at a fix, so a failing
-    call retried after it is a new try, not a retry."""
-    words = [w.lower() for w in _NAME_WORD.findall(tool_name)]
-    return bool(words) and words[0] in _CHANGE_VERBS and _BOOKKEEPING_WORDS.isdisjoint(words[1:])
+    apply_patch, setConfig, ...): done with new arguments, acknowledged or not, it is an
+    attempt at a fix, so a failing call retried after it is a new try, not a retry."""
+    words = _NAME_WORD.findall(tool_name)
+    return bool(words) and words[0].lower() in _CHANGE_VERBS
 
 
 def _stem(word: str) -> str:
