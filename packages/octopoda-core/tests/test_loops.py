@@ -30,7 +30,6 @@ from octopoda._detectors import (
     OscillationDetector,
     ReflectionDetector,
     RetryDetector,
-    changes_something,
     is_waiting,
 )
 from octopoda._loops import LoopMonitor
@@ -1378,30 +1377,6 @@ def test_the_same_decision_restated_after_new_tool_results(clock: FrozenClock) -
         ok(agent, "search_flights", {"to": "LIS"}, [{"price": 120 + i}])
         agent.log_decision("Wait for a cheaper flight before booking", context={"subject": "lis"})
     assert_quiet(agent)
-
-
-def test_rerunning_tests_after_each_acknowledged_edit_is_not_a_retry(
-    clock: FrozenClock,
-) -> None:
-    """edit_file returns only "ok", but each edit is a new attempt at a fix; a logging
-    call with new arguments between the same failures is not (see the retry tests)."""
-    agent = make(clock)
-    failure = "AssertionError: test_parse_date: expected 2025-01-31, got 2025-01-30"
-    for path in ("src/dates.py", "src/calendar.py", "src/parse.py"):
-        ok(agent, "edit_file", {"path": path, "patch": f"fix in {path}"}, "ok")
-        fail(agent, "run_tests", {"path": "tests/"}, failure)
-        clock.advance(30)
-    ok(agent, "apply_patch", {"patch": "the real fix"}, None)
-    ok(agent, "run_tests", {"path": "tests/"}, "41 passed")
-    assert_quiet(agent)
-
-
-@pytest.mark.parametrize(
-    ("name", "changes"),
-    [("edit_file", True), ("applyPatch", True), ("set_config", True), ("log_event", False)],
-)
-def test_which_tools_change_something(name: str, changes: bool) -> None:
-    assert changes_something(name) is changes
 
 
 def test_edit_then_rerun_tests_is_not_a_retry_loop(clock: FrozenClock) -> None:

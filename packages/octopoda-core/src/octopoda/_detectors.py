@@ -5,10 +5,9 @@ for every event, whether it brought something new: a tool result its call had no
 returned lately (compared without metadata such as timestamps and request ids:
 ``volatile_gist``; a bare acknowledgement such as "ok" or None is not new, except as the
 first result of new arguments: "minor" progress, the agent did something it had not done
-but learned nothing, unless the tool changes something: ``changes_something``), a memory
-value that key did not recently have (bookkeeping is not: a number one step from the
-key's last, like an attempt counter, or the current time as epoch seconds or an ISO 8601
-string), a message or handoff with new content (new words:
+but learned nothing), a memory value that key did not recently have (bookkeeping is not: a
+number one step from the key's last, like an attempt counter, or the current time as
+epoch seconds or an ISO 8601 string), a message or handoff with new content (new words:
 case, whitespace, punctuation and key order do not count), a shared value written by
 another agent. Every detector keeps short chains per stream (a tool call with its
 arguments, a memory key, a decision subject, an agent pair) and a chain only continues
@@ -77,7 +76,6 @@ __all__ = [
     "RecallWriteDetector",
     "ReflectionDetector",
     "RetryDetector",
-    "changes_something",
     "content_gist",
     "gist_similarity",
     "is_acknowledgement",
@@ -267,24 +265,6 @@ def is_waiting(tool_name: str) -> bool:
         if len(_waiting_names) < 4096:
             _waiting_names[tool_name] = known
     return known
-
-
-_CHANGE_VERBS = frozenset(
-    {
-        "add", "append", "apply", "change", "commit", "configure", "create", "delete",
-        "deploy", "edit", "fix", "insert", "install", "modify", "move", "patch", "remove",
-        "rename", "replace", "reset", "restart", "revert", "rollback", "set", "update",
-        "upgrade", "write",
-    }
-)  # fmt: skip
-
-
-def changes_something(tool_name: str) -> bool:
-    """Whether a tool's name starts with a verb that changes the world (edit_file,
-    apply_patch, setConfig, ...): done with new arguments, acknowledged or not, it is an
-    attempt at a fix, so a failing call retried after it is a new try, not a retry."""
-    words = _NAME_WORD.findall(tool_name)
-    return bool(words) and words[0].lower() in _CHANGE_VERBS
 
 
 def _stem(word: str) -> str:
@@ -697,7 +677,7 @@ class NoveltyTracker:
                     novel = len(preview) > 24 or _DIGIT.search(preview) is not None
                     if not novel and not results and not run.waiting:
                         novel = True  # new arguments, acknowledged: minor progress
-                        monitor.minor += not run.changes  # (an edit is an attempt)
+                        monitor.minor += 1
             monitor.event_novel = novel
             if novel:
                 monitor.novelty = before + 1
@@ -776,7 +756,6 @@ class _Run:
     __slots__ = (
         "args",
         "calls",
-        "changes",
         "failures",
         "learned",
         "novelty",
@@ -794,7 +773,6 @@ class _Run:
         self.args = args  # the digest of its arguments (without nonces)
         self.preview = preview
         self.waiting = is_waiting(name)
-        self.changes = changes_something(name)
         self.tag = f"{hash((name, args)) & 0xFFFFFFFFFF:010x}"  # its part of an action state
         self.results = ""  # the results of its last 8 calls that returned one
         self.outcome = ""
