@@ -1099,6 +1099,34 @@ def test_a_tool_whose_name_only_contains_a_waiting_word_can_retry(clock: FrozenC
     assert the_signal(agent, "retry").seqs == tuple(seqs)
 
 
+def test_a_failing_wait_is_a_retry(clock: FrozenClock) -> None:
+    agent = make(clock)
+    error = "TimeoutError: waiting for selector '#submit' failed: timeout 5000ms exceeded"
+    seqs = [fail(agent, "wait_for_selector", {"selector": "#submit"}, error) for _ in range(3)]
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+
+
+def test_waiting_for_a_job_that_never_changes_is_a_loop(clock: FrozenClock) -> None:
+    """wait_for_job blocks and reports the state: a poll, judged like one."""
+    agent = make(clock)
+    seqs = []
+    for _ in range(10):
+        seqs.append(ok(agent, "wait_for_job", {"job": "build-7"}, {"status": "running"}))
+        clock.advance(20)
+    signal = the_signal(agent, "retry")
+    assert signal.seqs == tuple(seqs) and "polled 10 times" in signal.explanation
+
+
+def test_a_backoff_that_reports_its_delay_does_not_hide_the_retry(clock: FrozenClock) -> None:
+    agent = make(clock)
+    seqs = []
+    for i in range(3):
+        seqs.append(fail(agent, "fetch", {"url": "https://api.example.com"}, "HTTP 503"))
+        ok(agent, "sleep", {"seconds": 2**i}, {"slept": 2**i})
+        clock.advance(2**i)
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+
+
 def test_a_wait_that_returns_news_is_progress(clock: FrozenClock) -> None:
     """wait_for_epoch blocks, then returns new metrics: the same decision after each is a
     supervisor following the run, not reflection."""

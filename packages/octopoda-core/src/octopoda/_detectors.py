@@ -13,10 +13,10 @@ another agent. Every detector keeps short chains per stream (a tool call with it
 arguments, a memory key, a decision subject, an agent pair) and a chain only continues
 while nothing new happened anywhere in between: progress elsewhere (a new result, an
 edit, a new job) resets it. Minor progress ends every chain but a failing call retried
-and a decision restated. Calls whose name says they wait (sleep, wait_for_job, backoff,
-...; see ``is_waiting``) are in no chain and mark repeated successful calls as polling;
-they are progress only when they return something new and informative
-(``wait_for_epoch`` returning new metrics).
+and a decision restated. A sleep (sleep, backoff, ...; see ``is_waiting``) is in no
+chain, never new, and marks repeated successful calls as polling; a call that waits for
+something (``wait_for_job``) marks them too and is itself a poll, new when it returns
+something new and informative (``wait_for_epoch`` returning new metrics).
 
 Defaults (every number is a constructor argument, settable per runtime through
 ``LoopPolicy(detectors={"retry": {"max_failures": 4}, ...})``):
@@ -239,7 +239,7 @@ def normalize_error(text: str) -> str:
 
 
 _DIGIT = re.compile(r"\d")
-_waiting_names: dict[str, bool] = {}
+_waiting_names: dict[str, int] = {}
 
 
 def is_acknowledgement(preview: Any) -> bool:
@@ -249,22 +249,38 @@ def is_acknowledgement(preview: Any) -> bool:
     return len(text) <= 24 and _DIGIT.search(text) is None
 
 
+_SLEEPS, _BLOCKS = 1, 2
+
+
+def _wait_kind(tool_name: str) -> int:
+    """0: not a wait; ``_SLEEPS``: only waits (sleep, backoff, pause_seconds); ``_BLOCKS``:
+    waits for something and says how it is (wait_for_job, WaitUntilReady)."""
+    known = _waiting_names.get(tool_name)
+    if known is None:
+        words = [w.lower() for w in _NAME_WORD.findall(tool_name)]
+        if not words:
+            known = 0
+        elif not _WAIT_ANYWHERE.isdisjoint(words) or (
+            words[0] in _WAIT_ALONE and all(w in _WAIT_UNITS for w in words[1:])
+        ):
+            known = _SLEEPS
+        elif words[0] in _WAIT_FIRST:
+            known = _BLOCKS
+        else:
+            known = 0
+        if len(_waiting_names) < 4096:
+            _waiting_names[tool_name] = known
+    return known
+
+
 def is_waiting(tool_name: str) -> bool:
     """Whether a tool's name says it waits: its words (split at punctuation and camelCase)
     start with "wait", or include "sleep" or "backoff", or are only "delay", "pause",
     "idle" or "throttle" with a unit ("pause_seconds"). ``pause_subscription``,
-    ``get_delivery_delay`` and ``join_waitlist`` do not wait."""
-    known = _waiting_names.get(tool_name)
-    if known is None:
-        words = [w.lower() for w in _NAME_WORD.findall(tool_name)]
-        known = bool(words) and (
-            words[0] in _WAIT_FIRST
-            or not _WAIT_ANYWHERE.isdisjoint(words)
-            or (words[0] in _WAIT_ALONE and all(w in _WAIT_UNITS for w in words[1:]))
-        )
-        if len(_waiting_names) < 4096:
-            _waiting_names[tool_name] = known
-    return known
+    ``get_delivery_delay`` and ``join_waitlist`` do not wait. A sleep is neutral (in no
+    chain, never new, unless it fails); a call that waits for something (``wait_for_job``)
+    is a poll: it marks the calls around it as polling and is judged like them."""
+    return _wait_kind(tool_name) != 0
 
 
 def _stem(word: str) -> str:
@@ -659,8 +675,12 @@ class NoveltyTracker:
             if run is None:
                 run = runs.put((name, args), _Run(name, args, p.get("args_preview", "")))
             before = monitor.before = monitor.novelty
-            novel = False
             failed = "error_sha256" in p
+            if run.waiting and not failed:  # a sleep: neutral, in no chain, never new
+                monitor.waits += 1
+                monitor.event_novel = False
+                return event
+            novel = False
             if failed:
                 outcome = "e" + p["error_sha256"]
             else:
@@ -675,15 +695,14 @@ class NoveltyTracker:
                     run.results = (results if len(results) < 8 * _W else results[_W:]) + rec
                     preview = str(p.get("result_preview"))  # (is_acknowledgement, inlined)
                     novel = len(preview) > 24 or _DIGIT.search(preview) is not None
-                    if not novel and not results and not run.waiting:
+                    if not novel and not results:
                         novel = True  # new arguments, acknowledged: minor progress
                         monitor.minor += 1
             monitor.event_novel = novel
             if novel:
                 monitor.novelty = before + 1
-            if run.waiting:  # a wait is in no chain; it is new only when it tells something
+            if run.blocking:  # a wait for something: a poll (new only when it tells news)
                 monitor.waits += 1
-                return event
             last = run.time  # (this call's previous time: a poll interval ago is polling)
             retry = self.retry
             if retry is not None:
@@ -755,6 +774,7 @@ class _Run:
 
     __slots__ = (
         "args",
+        "blocking",
         "calls",
         "failures",
         "learned",
@@ -772,7 +792,9 @@ class _Run:
     def __init__(self, name: str, args: str, preview: str) -> None:
         self.args = args  # the digest of its arguments (without nonces)
         self.preview = preview
-        self.waiting = is_waiting(name)
+        kind = _wait_kind(name)
+        self.waiting = kind == _SLEEPS  # sleep, backoff: neutral
+        self.blocking = kind == _BLOCKS  # wait_for_job: a poll
         self.tag = f"{hash((name, args)) & 0xFFFFFFFFFF:010x}"  # its part of an action state
         self.results = ""  # the results of its last 8 calls that returned one
         self.outcome = ""
