@@ -1253,15 +1253,24 @@ def test_timer_driven_polls_of_two_jobs_are_polling(clock: FrozenClock) -> None:
     assert_quiet(agent)
 
 
-def test_a_slow_model_repeating_a_call_is_not_polling(clock: FrozenClock) -> None:
-    """Seven seconds of thinking between identical calls is a repeat, not a poll."""
+@pytest.mark.parametrize("thinking", [7, 45])
+def test_a_slow_model_repeating_a_call_is_not_polling(clock: FrozenClock, thinking: int) -> None:
+    """Seconds of thinking between identical calls (a model call each time) is a repeat,
+    not a poll, however long the model takes."""
     agent = make(clock)
     seqs = []
     for _ in range(5):
-        agent.record_llm_call("gpt-4o", tokens_in=800, tokens_out=60)
-        clock.advance(7)
+        agent.record_llm_call("o3", tokens_in=800, tokens_out=60)
+        clock.advance(thinking)
         seqs.append(ok(agent, "search", {"q": "octopoda docs"}, ["https://example.org/a"]))
     assert the_signal(agent, "retry").seqs == tuple(seqs)
+    other = make(clock, "alternating")
+    for _ in range(2):  # and a slow model alternating two calls oscillates
+        for q in ("octopoda docs", "octopoda source"):
+            other.record_llm_call("o3", tokens_in=800, tokens_out=60)
+            clock.advance(thinking)
+            ok(other, "search", {"q": q}, [f"https://example.org/{q[-4:]}"])
+    assert active(other, "oscillation")
 
 
 def test_a_retry_that_then_succeeds(clock: FrozenClock) -> None:

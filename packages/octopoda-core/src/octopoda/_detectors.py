@@ -25,8 +25,8 @@ Defaults (every number is a constructor argument, settable per runtime through
   ``max_failures`` (3) times in a row (error text compared with numbers, UUIDs and hex ids
   masked), failing in any way ``max_any_failures`` (5) times, or returning the same result
   ``max_same_results`` (5) times (``max_polls`` (10) within ``window_seconds`` when the
-  calls wait in between or are ``poll_interval_seconds`` (30) apart: polling, so a monitor
-  checking once a minute is not a loop). Calls more than ``window_seconds`` (300) apart do
+  calls wait in between or are ``poll_interval_seconds`` (30) apart with no LLM call
+  between: polling, so a monitor checking once a minute is not a loop). Calls more than ``window_seconds`` (300) apart do
   not chain.
 * ``OscillationDetector``: a memory key (remember, forget, restore, import, shared writes),
   a decision subject (``context["subject"]``), or the sequence of tool calls with their
@@ -704,6 +704,7 @@ class NoveltyTracker:
             if run.blocking:  # a wait for something: a poll (new only when it tells news)
                 monitor.waits += 1
             last = run.time  # (this call's previous time: a poll interval ago is polling)
+            timer = run.thoughts == monitor.thoughts  # (no model call since: a timer's)
             retry = self.retry
             if retry is not None:
                 retry.observe(event, name, failed, outcome, run)
@@ -723,7 +724,7 @@ class NoveltyTracker:
                     at = chain.find(rec)
                     if at > 0 and at % _W:
                         at = _find(chain, rec)
-                    if at >= 0 and time - last >= self._poll_gap:
+                    if at >= 0 and timer and time - last >= self._poll_gap:
                         self._chain_waits = -1  # a call again a poll interval later: polling
                     actions.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
                 actions.novelty, actions.time = monitor.novelty, time
@@ -739,6 +740,8 @@ class NoveltyTracker:
         if kind in ("handoff", "message_sent", "broadcast", "message_read"):
             p = event.payload
             novel = self._new(("content", p.get("content_gist") or p.get("content_sha256")))
+        elif kind == "llm_call":
+            monitor.thoughts += 1
         elif kind == "read":
             p = event.payload
             data = p.get("data")
@@ -784,6 +787,7 @@ class _Run:
         "preview",
         "results",
         "tag",
+        "thoughts",
         "time",
         "waiting",
         "waits",
@@ -801,6 +805,7 @@ class _Run:
         self.novelty = -1
         self.learned = -1  # the novelty count without minor progress, after its last call
         self.waits = 0
+        self.thoughts = 0
         self.time = 0.0
         self.polled = False
         self.calls: list[tuple[int, float]] = []  # (seq, time)
@@ -863,7 +868,11 @@ class RetryDetector(_Detector):
                 run.calls = []
             calls = run.calls
             if calls and (
-                run.waits != monitor.waits or time - run.time >= self.poll_interval_seconds
+                run.waits != monitor.waits
+                or (
+                    time - run.time >= self.poll_interval_seconds
+                    and run.thoughts == monitor.thoughts  # (a timer's, not a model's)
+                )
             ):
                 run.polled = True
             calls.append((event.seq, time))
@@ -876,6 +885,7 @@ class RetryDetector(_Detector):
             elif run.failures:
                 run.failures = []
         run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, time
+        run.thoughts = monitor.thoughts
         if failed:
             run.learned = monitor.novelty - monitor.minor
         if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:

@@ -106,6 +106,7 @@ class LoopMonitor:
         "event_novel",
         "minor",
         "novelty",
+        "thoughts",
         "waits",
     )
 
@@ -134,6 +135,9 @@ class LoopMonitor:
         (they compare ``novelty - minor``)."""
         self.waits = 0
         """How many waiting calls (sleep, wait, backoff, ...) there were so far."""
+        self.thoughts = 0
+        """How many LLM calls there were so far: calls a model made between are not a
+        timer's polls, however far apart."""
         self.before = 0
         """The novelty count before the event being processed: a stream whose last link
         stored another value saw progress in between."""
