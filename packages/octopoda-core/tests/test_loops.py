@@ -1157,9 +1157,15 @@ def test_the_same_verdict_after_each_wait_is_a_periodic_check(clock: FrozenClock
     for _ in range(6):
         ok(agent, "check_health", {}, {"api": "ok", "db": "ok"})
         agent.log_decision("All services healthy, no action needed", context={"subject": "health"})
-        ok(agent, "sleep", {"seconds": 20}, None)
-        clock.advance(20)
+        ok(agent, "sleep", {"seconds": 60}, None)
+        clock.advance(60)
     assert active(agent, "reflection") == []
+    looping = make(clock, "short-sleeps")
+    for _ in range(3):  # a second's sleep between restatements is no periodic check
+        looping.log_decision("Retry the deployment")
+        ok(looping, "sleep", {"seconds": 1}, None)
+        clock.advance(1)
+    assert active(looping, "reflection")
     other = make(clock, "every-4-minutes")
     for _ in range(6):
         other.log_decision("All services healthy, no action needed")

@@ -26,8 +26,8 @@ Defaults (every number is a constructor argument, settable per runtime through
   masked), failing in any way ``max_any_failures`` (5) times, or returning the same result
   ``max_same_results`` (5) times (``max_polls`` (10) within ``window_seconds`` when the
   calls wait in between or are ``poll_interval_seconds`` (30) apart with no LLM call
-  between: polling, so a monitor checking once a minute is not a loop). Calls more than ``window_seconds`` (300) apart do
-  not chain.
+  between: polling, so a monitor checking once a minute is not a loop). Calls more than
+  ``window_seconds`` (300) apart do not chain.
 * ``OscillationDetector``: a memory key (remember, forget, restore, import, shared writes),
   a decision subject (``context["subject"]``), or the sequence of tool calls with their
   outcomes cycling through 2..``max_period`` states (4; 8 for tool calls) for
@@ -41,8 +41,9 @@ Defaults (every number is a constructor argument, settable per runtime through
   new tool calls between its passes count); passes more than ``window_seconds`` (600)
   apart do not chain.
 * ``ReflectionDetector``: ``min_repeats`` (3) decisions on one subject saying the same
-  (``gist_similarity`` >= 0.8: the same content words) with nothing new in between, no
-  wait between them and at most ``window_seconds`` (180) apart.
+  (``gist_similarity`` >= 0.8: the same content words) with nothing new in between, at
+  most ``window_seconds`` (180) apart, and not a periodic check (a wait between them and
+  ``check_interval_seconds`` (30) apart).
   Statements that name different identifiers or numbers of three or more characters
   ("order 1001", "order 1002") are never the same; small counts ("attempt 3") may differ.
 * ``RecallWriteDetector``: a key read and written back unchanged or with one of its recent
@@ -1187,8 +1188,9 @@ class _Said:
 
 class ReflectionDetector(_Detector):
     """The same decision, plan or self-critique restated with nothing new in between.
-    Decisions with a wait between them, or more than ``window_seconds`` apart, are a
-    periodic check (the same verdict each time), not a loop."""
+    Decisions with a wait between them and ``check_interval_seconds`` apart, or more than
+    ``window_seconds`` apart, are a periodic check (the same verdict each time), not a
+    loop."""
 
     kind = "reflection"
     kinds = frozenset({"decision"})
@@ -1200,11 +1202,13 @@ class ReflectionDetector(_Detector):
         min_repeats: int = 3,
         similarity: float = 0.8,
         window_seconds: float = 180.0,
+        check_interval_seconds: float = 30.0,
     ) -> None:
         super().__init__(monitor)
         self.min_repeats = min_repeats
         self.similarity = similarity
         self.window_seconds = window_seconds
+        self.check_interval_seconds = check_interval_seconds
         self._subjects: _Bounded[_Said] = _Bounded(256)
 
     def __call__(self, event: Any) -> Any:
@@ -1223,7 +1227,10 @@ class ReflectionDetector(_Detector):
             said is None
             or monitor.before - monitor.minor != said.novelty
             or event.time - said.time > self.window_seconds
-            or monitor.waits != said.waits
+            or (
+                monitor.waits != said.waits
+                and event.time - said.time >= self.check_interval_seconds
+            )
         ):
             if said is not None:
                 monitor.clear(self.kind, stream)
