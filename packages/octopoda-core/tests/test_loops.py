@@ -664,22 +664,24 @@ def test_fixed_handoffs_around_work_acknowledged_with_none_are_not_ping_pong(
     assert_quiet(reviewer)
 
 
-@pytest.mark.parametrize("works", [True, False])
-def test_the_same_request_and_reply_around_the_partners_work(
-    clock: FrozenClock, works: bool
-) -> None:
-    """ "next chunk please" / "chunk done": productive while the worker translates a new
+@pytest.mark.parametrize("work", ["translates", "repeats", "only logs"])
+def test_the_same_request_and_reply_around_the_partners_work(clock: FrozenClock, work: str) -> None:
+    """'next chunk please' / 'chunk done': productive while the worker translates a new
     chunk each time (its tool calls, read from the store), a loop while it only repeats
-    the same call."""
+    the same call or makes calls that tell it nothing."""
     team = Octopoda(store=SqliteStore(":memory:"), clock=clock)
     boss, worker = team.agent("coordinator"), team.agent("worker")
     for i in range(6):
         boss.send_message("worker", "next chunk please")
-        chunk = i if works else 0
-        ok(worker, "translate_chunk", {"chunk": chunk}, f"translated chunk {chunk}: ...")
+        if work == "only logs":
+            ok(worker, "log_review", {"round": i}, "ok")
+            ok(worker, "now", {}, datetime.fromtimestamp(clock(), timezone.utc).isoformat())
+        else:
+            chunk = i if work == "translates" else 0
+            ok(worker, "translate_chunk", {"chunk": chunk}, f"translated chunk {chunk}: ...")
         worker.send_message("coordinator", "chunk done")
         clock.advance(5)
-    if works:
+    if work == "translates":
         assert_quiet(boss)
         assert_quiet(worker)
     else:

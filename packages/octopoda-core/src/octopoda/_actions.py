@@ -23,6 +23,7 @@ from ._detectors import (
     ReflectionDetector,
     RetryDetector,
     content_gist,
+    informative,
     normalize_error,
     volatile_gist,
 )
@@ -286,9 +287,9 @@ class LoopGuard:
         ]
 
     def _partner_work(self, agent: str, start: int | None, middle: int, end: int) -> bool:
-        """Whether ``agent`` made a successful tool call (name, arguments, result) between
-        its events ``middle`` and ``end`` that it had not made between ``start`` and
-        ``middle``."""
+        """Whether ``agent`` made a tool call that told it something (a result more than
+        an acknowledgement or the time: ``informative``) between its events ``middle``
+        and ``end`` that it had not made between ``start`` and ``middle``."""
 
         def calls(after: int, until: int) -> set[tuple[str, str, str]]:
             return {
@@ -301,6 +302,7 @@ class LoopGuard:
                     agent, after_seq=after, until_seq=until, kinds=("tool_call",), limit=128
                 )
                 if "error_sha256" not in e.payload
+                and informative(str(e.payload.get("result_preview")), e.time)
             }
 
         earlier = calls(start, middle) if start is not None else set()

@@ -79,6 +79,7 @@ __all__ = [
     "RetryDetector",
     "content_gist",
     "gist_similarity",
+    "informative",
     "is_acknowledgement",
     "is_waiting",
     "name_other_things",
@@ -451,19 +452,36 @@ def _bookkeeping(data: Any, key: _Key, now: float) -> bool:
             return False
         last, key.number = key.number, number
         return (last is not None and abs(number - last) == 1) or abs(number - now) <= _NOW_SECONDS
-    if data[0] == '"' and data[1:2].isdigit():
-        match = _ISO_TIME.fullmatch(data)
-        if match is None:
-            return False
+    return _is_now(data, now)
+
+
+def _is_now(data: str, now: float) -> bool:
+    """Whether JSON text ``data`` is the time ``now``: epoch seconds or an ISO 8601 string
+    (naive ones read as UTC or local time) within two minutes."""
+    if data[:1] in _NUMBER_START:
         try:
-            moment = datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
+            return abs(float(data) - now) <= _NOW_SECONDS
         except ValueError:
             return False
-        if moment.tzinfo is None:  # local or UTC: either reading counts
-            utc = moment.replace(tzinfo=timezone.utc).timestamp()
-            return min(abs(utc - now), abs(moment.timestamp() - now)) <= _NOW_SECONDS
-        return abs(moment.timestamp() - now) <= _NOW_SECONDS
-    return False
+    if not (data[:1] == '"' and data[1:2].isdigit()):
+        return False
+    match = _ISO_TIME.fullmatch(data)
+    if match is None:
+        return False
+    try:
+        moment = datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if moment.tzinfo is None:  # local or UTC: either reading counts
+        utc = moment.replace(tzinfo=timezone.utc).timestamp()
+        return min(abs(utc - now), abs(moment.timestamp() - now)) <= _NOW_SECONDS
+    return abs(moment.timestamp() - now) <= _NOW_SECONDS
+
+
+def informative(preview: str, now: float) -> bool:
+    """Whether a tool result (its preview) tells something: more than an acknowledgement,
+    and not merely the current time."""
+    return not is_acknowledgement(preview) and not _is_now(preview, now)
 
 
 class _Detector:
