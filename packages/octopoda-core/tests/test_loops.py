@@ -1057,6 +1057,32 @@ def test_a_retry_with_a_fresh_idempotency_key_is_a_retry(clock: FrozenClock) -> 
     assert the_signal(agent, "retry").seqs == tuple(seqs)
 
 
+def test_a_retry_with_a_cache_buster_is_a_retry(clock: FrozenClock) -> None:
+    agent = make(clock)
+    seqs = [
+        fail(agent, "fetch", {"url": "https://example.com/feed", "ts": clock() + i}, "HTTP 502")
+        for i in range(3)
+    ]
+    assert the_signal(agent, "retry").seqs == tuple(seqs)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        lambda i: {"slot": {"starts_at": f"2026-12-0{i + 1}T10:00:00Z", "room": "A"}},
+        lambda i: {"median_latency_ms": 10 + i, "runs": 20},
+    ],
+)
+def test_data_in_keys_that_look_like_metadata_is_data(
+    clock: FrozenClock, result: Callable[[int], Any]
+) -> None:
+    """Only response metadata is masked: a record's own time or latency is its data."""
+    agent = make(clock)
+    for i in range(8):
+        ok(agent, "lookup", {"what": "next"}, result(i))
+    assert_quiet(agent)
+
+
 def test_calls_on_different_ids_are_different_calls(clock: FrozenClock) -> None:
     """A UUID that names what to act on is not a nonce."""
     agent = make(clock)

@@ -200,28 +200,35 @@ def content_gist(body: str) -> str:
     return hashlib.sha256(joined).hexdigest()[:_W]
 
 
+_RESULT_METADATA = (
+    "generated_at|generatedAt|fetched_at|fetchedAt|retrieved_at|retrievedAt|requested_at"
+    "|requestedAt|served_at|servedAt|cached_at|cachedAt|responded_at|server_time|serverTime"
+    "|timestamp|took|took_ms|tookMs|elapsed_ms|elapsedMs|response_time_ms|responseTimeMs"
+    "|request_id|requestId|x_request_id|trace_id|traceId|span_id|spanId|correlation_id"
+    "|correlationId|etag|ETag|nonce"
+)
+_ARGUMENT_NOISE = (
+    "nonce|idempotency_key|idempotencyKey|request_id|requestId|trace_id|traceId"
+    "|correlation_id|correlationId|cache_buster|cachebuster|nocache|ts|_ts|_t|_"
+)
+_JSON_VALUE = r'(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)'
 _VOLATILE = re.compile(
-    r'"[A-Za-z_]*(?:_at|At|[Tt]imestamp|_time|Time|[Tt]ook|[Ee]lapsed|[Ll]atency|[Dd]uration'
-    r'|_ms|Ms|[Rr]equest_?[Ii]d|[Tt]race_?[Ii]d|[Nn]once|[Ee][Tt]ag)":'
-    r'(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)'
+    rf'"(?:{_RESULT_METADATA})":{_JSON_VALUE}'
     r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
-
-
-_VOLATILE_ARGS = re.compile(
-    r'"[A-Za-z_]*(?:[Nn]once|[Ii]dempotency_?[Kk]ey|[Rr]equest_?[Ii]d|[Tt]race_?[Ii]d'
-    r'|[Cc]orrelation_?[Ii]d)":(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)'
-)
+_VOLATILE_ARGS = re.compile(rf'"(?:{_ARGUMENT_NOISE})":{_JSON_VALUE}')
 
 
 def volatile_gist(text: str, *, arguments: bool = False) -> str | None:
     """The first 16 hex digits of the SHA-256 of a result's canonical JSON with its
-    metadata masked (UUIDs, and the values of keys such as ``fetched_at``, ``timestamp``,
-    ``took_ms``, ``latency``, ``request_id``, ``trace_id``, ``etag``), or None when it has
-    none: the same data fetched again with a fresh timestamp is the same result. For
+    metadata masked (UUIDs, and the values of response-metadata keys: ``fetched_at``,
+    ``generated_at``, ``timestamp``, ``took_ms``, ``request_id``, ``trace_id``, ``etag``,
+    ... exactly; a record's own ``starts_at`` or ``latency_ms`` is data), or None when it
+    has none: the same data fetched again with a fresh timestamp is the same result. For
     ``arguments``, only the values of ``nonce``, ``idempotency_key``, ``request_id``,
-    ``trace_id`` and ``correlation_id`` keys: a call retried with a fresh idempotency key
-    is the same call (an id that names what to act on is not masked)."""
+    ``trace_id``, ``correlation_id`` and cache busters (``ts``, ``_``, ``nocache``): a
+    call retried with a fresh idempotency key is the same call (an id that names what to
+    act on is not masked)."""
     pattern = _VOLATILE_ARGS if arguments else _VOLATILE
     masked, n = pattern.subn(_mask_volatile, text)
     if not n:
