@@ -583,6 +583,22 @@ def test_messages_of_the_same_words_are_ping_pong_but_other_numbers_are_not(
     assert_quiet(d)
 
 
+@pytest.mark.parametrize(
+    "replies", [("a + b", "a - b", "a * b"), ("-5 C", "5 C", "+5 C"), ("go now?", "go now", "go")]
+)
+def test_messages_that_differ_in_a_sign_or_operator_are_new(
+    clock: FrozenClock, replies: tuple[str, ...]
+) -> None:
+    team = Octopoda(store=SqliteStore(":memory:"), clock=clock)
+    a, b = team.agent("a"), team.agent("b")
+    for reply in replies:
+        a.send_message("b", f"set x = {reply}")
+        b.send_message("a", "done")
+        clock.advance(1)
+    assert_quiet(a)
+    assert_quiet(b)
+
+
 def test_a_ring_of_agents_restating_the_handoff_is_ping_pong(clock: FrozenClock) -> None:
     store = SqliteStore(":memory:")
     agents = [make(clock, name, store) for name in ("triage", "billing", "tech")]

@@ -7,9 +7,9 @@ returned lately (compared without metadata such as timestamps and request ids:
 first result of new arguments: "minor" progress, the agent did something it had not done
 but learned nothing), a memory value that key did not recently have (bookkeeping is not: a
 number one step from the key's last, like an attempt counter, or the current time as
-epoch seconds or an ISO 8601 string), a message or handoff with new content (new words:
-case, whitespace, punctuation and key order do not count), a shared value written by
-another agent. Every detector keeps short chains per stream (a tool call with its
+epoch seconds or an ISO 8601 string), a message or handoff with new content (case,
+spacing, key order and final full stops do not count), a shared value written by another
+agent. Every detector keeps short chains per stream (a tool call with its
 arguments, a memory key, a decision subject, an agent pair) and a chain only continues
 while nothing new happened anywhere in between: progress elsewhere (a new result, an
 edit, a new job) resets it. Minor progress ends every chain but a failing call retried
@@ -175,17 +175,22 @@ NOT_ACTIONS = frozenset(
 WRITE_KINDS = frozenset({"remember", "forget", "shared_write", "restore", "import"})
 
 
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
 def content_gist(body: str) -> str:
-    """What a message or handoff says, whatever its case, whitespace, punctuation or key
-    order: the first 16 hex digits of the SHA-256 of its words. ``body`` is the content's
-    canonical JSON; its words are the case-folded ``\\w+`` runs of its keys (sorted), strings
-    and numbers in order, joined by one space. "Implement the login page." and
-    "implement the login  page\\n" have one gist; "page 2" and "page 3" do not."""
+    """What a message or handoff says, whatever its case, spacing or key order: the first
+    16 hex digits of the SHA-256 of its tokens. ``body`` is the content's canonical JSON;
+    its tokens are the ``\\w+`` runs and other non-space characters of its keys (sorted),
+    strings and numbers, in order, case-folded, with each string's final full stops and
+    exclamation marks dropped, joined by one space. "Implement the login page." and
+    "implement the login  page\\n" have one gist; "a + b" and "a - b", "-5" and "5",
+    "deploy now?" and "deploy now" do not."""
     try:
         stack: list[Any] = [json.loads(body)]
     except ValueError:
         stack = [body]
-    words: list[str] = []
+    tokens: list[str] = []
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
@@ -194,9 +199,11 @@ def content_gist(body: str) -> str:
                 stack.append(key)
         elif isinstance(value, list):
             stack.extend(reversed(value))
+        elif isinstance(value, str):
+            tokens.extend(_TOKEN.findall(value.casefold().strip().rstrip(".!")))
         elif value is not None:
-            words.extend(_WORD.findall(str(value).casefold()))
-    joined = " ".join(words).encode("utf-8", "surrogatepass")
+            tokens.extend(_TOKEN.findall(str(value).casefold()))
+    joined = " ".join(tokens).encode("utf-8", "surrogatepass")
     return hashlib.sha256(joined).hexdigest()[:_W]
 
 
