@@ -180,7 +180,8 @@ _UPLOAD = (
     [
         (f"Order 1001: {_REFUND}", f"Order 1002: {_REFUND}", False),
         (f"Release v2: {_UPLOAD}", f"Release v3: {_UPLOAD}", False),
-        (f"Attempt 2: {_UPLOAD}", f"Attempt 3: {_UPLOAD}", True),
+        (f"Attempt 2: {_UPLOAD}", f"Attempt 3: {_UPLOAD}", False),
+        (f"Attempt 2: {_UPLOAD}", f"attempt 2 - {_UPLOAD}", True),
         (f"Order 1001: {_REFUND}", f"order 1001 - {_REFUND.upper()}", True),
     ],
 )

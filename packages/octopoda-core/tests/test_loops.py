@@ -847,17 +847,20 @@ def test_templated_decisions_naming_different_ids_are_not_reflection(
     assert_quiet(agent)
 
 
-def test_a_restatement_numbering_its_attempts_is_still_reflection(clock: FrozenClock) -> None:
-    """Small counts are not identifiers: "attempt 2" and "attempt 3" restate one plan."""
+@pytest.mark.parametrize("ids", [(42, 43, 57), (7, 8, 9)])
+def test_decisions_on_small_ids_are_not_reflection(
+    clock: FrozenClock, ids: tuple[int, ...]
+) -> None:
+    """A number is what the decision is about, however small: "order 42" and "order 43"
+    are two decisions (the same number restated is a restatement)."""
     agent = make(clock)
-    seqs = [
-        agent.log_decision(
-            f"Attempt {n}: retry the upload of the quarterly report to the shared drive after"
-            " the network timeout, keeping the same file and folder"
-        ).seq
-        for n in (1, 2, 3)
-    ]
-    assert the_signal(agent, "reflection").seqs == tuple(seqs)
+    reasoning = "the amount is under the automatic approval limit and the item arrived damaged"
+    for n in ids:
+        agent.log_decision(f"Approve the refund for order {n}", reasoning=reasoning)
+    assert active(agent, "reflection") == []
+    for _ in range(2):
+        agent.log_decision(f"Approve the refund for order {ids[-1]}", reasoning=reasoning)
+    assert active(agent, "reflection")
 
 
 def test_a_restatement_with_a_fresh_trace_id_is_still_reflection(clock: FrozenClock) -> None:

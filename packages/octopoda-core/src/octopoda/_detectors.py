@@ -44,8 +44,8 @@ Defaults (every number is a constructor argument, settable per runtime through
   (``gist_similarity`` >= 0.8: the same content words) with nothing new in between, at
   most ``window_seconds`` (180) apart, and not a periodic check (a wait between them and
   ``check_interval_seconds`` (30) apart).
-  Statements that name different identifiers or numbers of three or more characters
-  ("order 1001", "order 1002") are never the same; small counts ("attempt 3") may differ.
+  Statements that name different numbers or identifiers ("order 42", "order 43") are
+  never the same; random hex ids (a trace id) may differ.
 * ``RecallWriteDetector``: a key read and written back unchanged or with one of its recent
   values, or rewritten with the value it already has, ``min_churns`` (3) times; a forget
   (or restore, import) of the key ends the churn, and a write with a TTL (a renewal) is
@@ -321,16 +321,14 @@ def _names_something(word: str) -> bool:
     return (
         _DIGIT.search(word) is not None
         and " " not in word
-        and (len(word) >= 3 or not word.isdigit())
         and (word.isdigit() or _RANDOM_ID.fullmatch(word) is None)
     )
 
 
 def name_other_things(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
-    """Whether the words of two texts differ in an identifier or a number of three or more
-    characters ("order 1001" and "order 1002", "INV2231", "v2"): then they are about
-    different things, however alike the rest. Small counts ("attempt 3") and random hex
-    ids ("trace 8f3a2c1d", parts of UUIDs) do not count."""
+    """Whether the words of two texts differ in a number or an identifier ("order 42" and
+    "order 43", "INV2231", "v2", "3rd"): then they are about different things, however
+    alike the rest. Random hex ids ("trace 8f3a2c1d", parts of UUIDs) do not count."""
     return any(_names_something(w) for w in a ^ b)
 
 

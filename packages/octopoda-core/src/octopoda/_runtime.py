@@ -66,8 +66,8 @@ REPEAT_WINDOW_EVENTS = 200
 """A decision is compared with the decisions among this agent's last 200 events."""
 REPEAT_SIMILARITY = 0.8
 """Text similarity (Jaccard overlap of case-folded words and word pairs) at or above which
-a decision counts as a repeat, unless the two name different identifiers or numbers of
-three or more characters ("order 1001" and "order 1002" are two decisions)."""
+a decision counts as a repeat, unless the two name different numbers or identifiers
+("order 42" and "order 43" are two decisions)."""
 
 
 def _seconds(value: float | timedelta | None, what: str) -> float | None:
