@@ -1368,6 +1368,7 @@ BOOKKEEPING: dict[str, Callable[[FrozenClock, int], Any]] = {
     "an attempt counter": lambda clock, i: i + 1,
     "a countdown": lambda clock, i: 10 - i,
     "the time as epoch seconds": lambda clock, i: clock(),
+    "the time as epoch milliseconds": lambda clock, i: int(clock() * 1000),
     "the time in ISO 8601 UTC": lambda clock, i: _iso(clock(), utc=True),
     "the local time in ISO 8601": lambda clock, i: _iso(clock(), utc=False),
 }

@@ -7,7 +7,7 @@ returned lately (compared without metadata such as timestamps and request ids:
 first result of new arguments: "minor" progress, the agent did something it had not done
 but learned nothing), a memory value that key did not recently have (bookkeeping is not: a
 number one step from the key's last, like an attempt counter, or the current time as
-epoch seconds or an ISO 8601 string), a message or handoff with new content (case,
+epoch seconds or milliseconds or an ISO 8601 string), a message or handoff with new content (case,
 spacing, key order and final full stops do not count), a shared value written by another
 agent. Every detector keeps short chains per stream (a tool call with its
 arguments, a memory key, a decision subject, an agent pair) and a chain only continues
@@ -463,8 +463,13 @@ def _bookkeeping(data: Any, key: _Key, now: float) -> bool:
         except ValueError:
             return False
         last, key.number = key.number, number
-        return (last is not None and abs(number - last) == 1) or abs(number - now) <= _NOW_SECONDS
+        return (last is not None and abs(number - last) == 1) or _near(number, now)
     return _is_now(data, now)
+
+
+def _near(number: float, now: float) -> bool:
+    """Whether a number is the time ``now`` in epoch seconds or milliseconds."""
+    return abs(number - now) <= _NOW_SECONDS or abs(number / 1000 - now) <= _NOW_SECONDS
 
 
 def _is_now(data: str, now: float) -> bool:
@@ -472,7 +477,7 @@ def _is_now(data: str, now: float) -> bool:
     (naive ones read as UTC or local time) within two minutes."""
     if data[:1] in _NUMBER_START:
         try:
-            return abs(float(data) - now) <= _NOW_SECONDS
+            return _near(float(data), now)
         except ValueError:
             return False
     if not (data[:1] == '"' and data[1:2].isdigit()):
