@@ -1276,6 +1276,19 @@ def test_polling_several_jobs_that_never_finish_is_a_retry_per_job(clock: Frozen
     assert the_signal(other, "oscillation").confidence == 0.7
 
 
+def test_a_faq_bot_answering_popular_questions_again_is_not_a_loop(clock: FrozenClock) -> None:
+    """The same retrieval for the next user who asks the same question, other questions
+    in between: asked anew, not again and again."""
+    agent = make(clock)
+    questions = ["opening hours", "return policy", "opening hours", "shipping cost"] * 6
+    for q in questions:
+        agent.record_llm_call("gpt-4o-mini", tokens_in=300)
+        ok(agent, "retrieve_docs", {"query": q, "k": 3}, [{"doc": f"kb/{q}.md", "text": q}])
+        agent.record_llm_call("gpt-4o-mini", tokens_in=600)
+        clock.advance(20)
+    assert_quiet(agent)
+
+
 def test_a_monitor_checking_once_a_minute_is_not_a_loop(clock: FrozenClock) -> None:
     """The same empty queue every minute for an hour: polling at a rate that burns
     nothing. Polled ten times within five minutes, it is a loop."""

@@ -24,7 +24,7 @@ Defaults (every number is a constructor argument, settable per runtime through
 * ``RetryDetector``: the same tool with the same arguments failing the same way
   ``max_failures`` (3) times in a row (error text compared with numbers, UUIDs and hex ids
   masked), failing in any way ``max_any_failures`` (5) times, or returning the same result
-  ``max_same_results`` (5) times (``max_polls`` (10) within ``window_seconds`` when the
+  ``max_same_results`` (5) times with no other tool call between (``max_polls`` (10) within ``window_seconds`` when the
   calls wait in between or are ``poll_interval_seconds`` (30) apart with no LLM call
   between: polling, so a monitor checking once a minute is not a loop). Calls more than
   ``window_seconds`` (300) apart do not chain.
@@ -739,6 +739,7 @@ class NoveltyTracker:
                 monitor.novelty = before + 1
             if run.blocking:  # a wait for something: a poll (new only when it tells news)
                 monitor.waits += 1
+            monitor.calls += 1
             last = run.time  # (this call's previous time: a poll interval ago is polling)
             timer = run.thoughts == monitor.thoughts  # (no model call since: a timer's)
             retry = self.retry
@@ -813,6 +814,7 @@ class _Run:
 
     __slots__ = (
         "args",
+        "at",
         "blocking",
         "calls",
         "failures",
@@ -842,6 +844,7 @@ class _Run:
         self.learned = -1  # the novelty count without minor progress, after its last call
         self.waits = 0
         self.thoughts = 0
+        self.at = 0  # the tool-call count at its last call
         self.time = 0.0
         self.polled = False
         self.calls: list[tuple[int, float]] = []  # (seq, time)
@@ -880,6 +883,10 @@ class RetryDetector(_Detector):
         p = event.payload
         monitor = self.monitor
         time = event.time
+        polling = run.waits != monitor.waits or (
+            time - run.time >= self.poll_interval_seconds
+            and run.thoughts == monitor.thoughts  # (a timer's, not a model's)
+        )
         if (
             # (a failure after failures: only what taught the agent something is progress)
             (
@@ -888,6 +895,9 @@ class RetryDetector(_Detector):
                 else monitor.before != run.novelty or run.outcome != outcome
             )
             or time - run.time > self.window_seconds
+            # (the same answer again after other calls, not polling: a call asked anew,
+            # like a FAQ answered again for the next user, not again and again)
+            or (not failed and not polling and not run.polled and monitor.calls - run.at > 1)
         ):  # a new result, or progress: not a loop; the stream starts afresh
             if monitor._active:
                 monitor.clear(self.kind, f"{name}\x00{run.args}")
@@ -903,13 +913,7 @@ class RetryDetector(_Detector):
                 run.outcome = outcome
                 run.calls = []
             calls = run.calls
-            if calls and (
-                run.waits != monitor.waits
-                or (
-                    time - run.time >= self.poll_interval_seconds
-                    and run.thoughts == monitor.thoughts  # (a timer's, not a model's)
-                )
-            ):
+            if calls and polling:
                 run.polled = True
             calls.append((event.seq, time))
             if len(calls) > 32:
@@ -921,7 +925,7 @@ class RetryDetector(_Detector):
             elif run.failures:
                 run.failures = []
         run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, time
-        run.thoughts = monitor.thoughts
+        run.thoughts, run.at = monitor.thoughts, monitor.calls
         if failed:
             run.learned = monitor.novelty - monitor.minor
         if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:

@@ -99,6 +99,7 @@ class LoopMonitor:
         "_now",
         "_unannounced",
         "before",
+        "calls",
         "clear_after_actions",
         "clear_after_progress",
         "clear_after_seconds",
@@ -135,6 +136,8 @@ class LoopMonitor:
         (they compare ``novelty - minor``)."""
         self.waits = 0
         """How many waiting calls (sleep, wait, backoff, ...) there were so far."""
+        self.calls = 0
+        """How many tool calls (not sleeps) there were so far."""
         self.thoughts = 0
         """How many LLM calls there were so far: calls a model made between are not a
         timer's polls, however far apart."""
