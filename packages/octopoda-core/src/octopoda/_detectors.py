@@ -24,10 +24,11 @@ Defaults (every number is a constructor argument, settable per runtime through
 * ``RetryDetector``: the same tool with the same arguments failing the same way
   ``max_failures`` (3) times in a row (error text compared with numbers, UUIDs and hex ids
   masked), failing in any way ``max_any_failures`` (5) times, or returning the same result
-  ``max_same_results`` (5) times with no other tool call between (``max_polls`` (10) within ``window_seconds`` when the
-  calls wait in between or are ``poll_interval_seconds`` (30) apart with no LLM call
-  between: polling, so a monitor checking once a minute is not a loop). Calls more than
-  ``window_seconds`` (300) apart do not chain.
+  ``max_same_results`` (5) times with no other tool call between (``max_polls`` (10)
+  within ``window_seconds`` when the calls wait in between or are
+  ``poll_interval_seconds`` (30) apart with no LLM call between: polling, so a monitor
+  checking once a minute is not a loop). Calls more than ``window_seconds`` (300) apart do
+  not chain.
 * ``OscillationDetector``: a memory key (remember, forget, restore, import, shared writes),
   a decision subject (``context["subject"]``), or the sequence of tool calls with their
   outcomes cycling through 2..``max_period`` states (4; 8 for tool calls) for
