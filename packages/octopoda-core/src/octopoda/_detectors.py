@@ -741,11 +741,6 @@ class NoveltyTracker:
             if run.blocking:  # a wait for something: a poll (new only when it tells news)
                 monitor.waits += 1
             monitor.calls += 1
-            last = run.time  # (this call's previous time: a poll interval ago is polling)
-            timer = run.thoughts == monitor.thoughts  # (no model call since: a timer's)
-            retry = self.retry
-            if retry is not None:
-                retry.observe(event, name, failed, outcome, run)
             osc = self.oscillation
             if osc is not None:  # (OscillationDetector.observe, inlined)
                 rec = run.tag + outcome[1:7]
@@ -762,8 +757,12 @@ class NoveltyTracker:
                     at = chain.find(rec)
                     if at > 0 and at % _W:
                         at = _find(chain, rec)
-                    if at >= 0 and timer and time - last >= self._poll_gap:
-                        self._chain_waits = -1  # a call again a poll interval later: polling
+                    if (
+                        at >= 0
+                        and time - run.time >= self._poll_gap
+                        and run.thoughts == monitor.thoughts
+                    ):  # this call again a poll interval later, no model call between
+                        self._chain_waits = -1  # polling
                     actions.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
                 actions.novelty, actions.time = monitor.novelty, time
                 if at < 0:
@@ -773,6 +772,9 @@ class NoveltyTracker:
                     # (a repeat is not an alternation; calls that waited in between are
                     # polling, which retry judges against its max_polls)
                     osc.judge(_ACTIONS, actions, time, osc.max_action_period)
+            retry = self.retry  # (after oscillation, which reads the run's last call)
+            if retry is not None:
+                retry.observe(event, name, failed, outcome, run)
             return event
         novel = False
         if kind in ("handoff", "message_sent", "broadcast", "message_read"):
@@ -884,10 +886,6 @@ class RetryDetector(_Detector):
         p = event.payload
         monitor = self.monitor
         time = event.time
-        polling = run.waits != monitor.waits or (
-            time - run.time >= self.poll_interval_seconds
-            and run.thoughts == monitor.thoughts  # (a timer's, not a model's)
-        )
         if (
             # (a failure after failures: only what taught the agent something is progress)
             (
@@ -898,7 +896,12 @@ class RetryDetector(_Detector):
             or time - run.time > self.window_seconds
             # (the same answer again after other calls, not polling: a call asked anew,
             # like a FAQ answered again for the next user, not again and again)
-            or (not failed and not polling and not run.polled and monitor.calls - run.at > 1)
+            or (
+                not failed
+                and monitor.calls - run.at > 1
+                and not run.polled
+                and not self._polling(run, time)
+            )
         ):  # a new result, or progress: not a loop; the stream starts afresh
             if monitor._active:
                 monitor.clear(self.kind, f"{name}\x00{run.args}")
@@ -914,7 +917,7 @@ class RetryDetector(_Detector):
                 run.outcome = outcome
                 run.calls = []
             calls = run.calls
-            if calls and polling:
+            if calls and self._polling(run, time):
                 run.polled = True
             calls.append((event.seq, time))
             if len(calls) > 32:
@@ -931,6 +934,14 @@ class RetryDetector(_Detector):
             run.learned = monitor.novelty - monitor.minor
         if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:
             self._judge(f"{name}\x00{run.args}", name, run, p, failed, time)
+
+    def _polling(self, run: _Run, time: float) -> bool:
+        """Whether this call of ``run`` polls: a wait since its last call, or a poll
+        interval with no model call between (a timer's, not a model's)."""
+        monitor = self.monitor
+        return run.waits != monitor.waits or (
+            time - run.time >= self.poll_interval_seconds and run.thoughts == monitor.thoughts
+        )
 
     def _judge(
         self, stream: str, name: str, run: _Run, p: dict[str, Any], failed: bool, time: float
