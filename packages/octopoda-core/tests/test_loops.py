@@ -1051,6 +1051,8 @@ def test_the_same_data_with_fresh_metadata_is_the_same_result(clock: FrozenClock
     )
     plain = ok(agent, "get_orders", {"customer": 1}, {"orders": [3]})
     assert "result_gist" not in next(e for e in agent.timeline() if e.seq == plain).payload
+    large = ok(agent, "get_page", {"n": 1}, {"html": "x" * 20_000, "request_id": "r-1"})
+    assert "result_gist" not in next(e for e in agent.timeline() if e.seq == large).payload
 
 
 def test_an_error_returned_as_a_result_with_request_ids_repeats(clock: FrozenClock) -> None:

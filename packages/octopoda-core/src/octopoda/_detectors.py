@@ -220,11 +220,10 @@ _ARGUMENT_NOISE = (
     "|correlation_id|correlationId|cache_buster|cachebuster|nocache|ts|_ts|_t|_"
 )
 _JSON_VALUE = r'(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)'
-_VOLATILE = re.compile(
-    rf'"(?:{_RESULT_METADATA})":{_JSON_VALUE}'
-    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
+_VOLATILE = re.compile(rf'"(?:{_RESULT_METADATA})":{_JSON_VALUE}')
 _VOLATILE_ARGS = re.compile(rf'"(?:{_ARGUMENT_NOISE})":{_JSON_VALUE}')
+_UUID_HINT = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")  # (a fast prefilter)
+_VOLATILE_MAX_CHARS = 16384
 
 
 def volatile_gist(text: str, *, arguments: bool = False) -> str | None:
@@ -236,9 +235,14 @@ def volatile_gist(text: str, *, arguments: bool = False) -> str | None:
     ``arguments``, only the values of ``nonce``, ``idempotency_key``, ``request_id``,
     ``trace_id``, ``correlation_id`` and cache busters (``ts``, ``_``, ``nocache``): a
     call retried with a fresh idempotency key is the same call (an id that names what to
-    act on is not masked)."""
-    pattern = _VOLATILE_ARGS if arguments else _VOLATILE
-    masked, n = pattern.subn(_mask_volatile, text)
+    act on is not masked). Texts over 16,384 characters are compared whole: scanning
+    them would cost far more than their digest."""
+    if len(text) > _VOLATILE_MAX_CHARS:
+        return None
+    masked, n = (_VOLATILE_ARGS if arguments else _VOLATILE).subn(_mask_volatile, text)
+    if not arguments and _UUID_HINT.search(masked):
+        masked, uuids = _UUID.subn("#", masked)
+        n += uuids
     if not n:
         return None
     return hashlib.sha256(masked.encode("utf-8", "surrogatepass")).hexdigest()[:_W]
@@ -246,7 +250,7 @@ def volatile_gist(text: str, *, arguments: bool = False) -> str | None:
 
 def _mask_volatile(match: re.Match[str]) -> str:
     found = match.group()
-    return found[: found.index('":') + 2] + "#" if found.startswith('"') else "#"
+    return found[: found.index('":') + 2] + "#"
 
 
 def normalize_error(text: str) -> str:
