@@ -560,6 +560,7 @@ class NoveltyTracker:
     observes_reads = True
     __slots__ = (
         "_actions",
+        "_chain_polled",
         "_chain_waits",
         "_poll_gap",
         "_routes",
@@ -579,7 +580,8 @@ class NoveltyTracker:
         self.runs: _Bounded[_Run] = _Bounded(memory)
         self._seen: _Bounded[bool] = _Bounded(memory)
         self._actions = _Key("tool calls")
-        self._chain_waits = 0  # the wait count when the tool-call chain began (-1: polling)
+        self._chain_waits = 0  # the wait count when the tool-call chain began
+        self._chain_polled = False  # a call in it recurred a poll interval later
         self._poll_gap = 30.0  # calls this far apart are polling (retry's poll interval)
         self.detectors: list[Any] = []
         self._routes: dict[str, list[Callable[[Any], Any]]] = {}
@@ -756,7 +758,7 @@ class NoveltyTracker:
                 chain = actions.chain
                 if before != actions.novelty or time - actions.time > osc.window_seconds:
                     actions.chain, at = rec, -1
-                    self._chain_waits = monitor.waits
+                    self._chain_waits, self._chain_polled = monitor.waits, False
                 else:
                     at = chain.find(rec)
                     if at > 0 and at % _W:
@@ -766,13 +768,17 @@ class NoveltyTracker:
                         and time - run.time >= self._poll_gap
                         and run.thoughts == monitor.thoughts
                     ):  # this call again a poll interval later, no model call between
-                        self._chain_waits = -1  # polling
+                        self._chain_polled = True
                     actions.chain = (chain if len(chain) < 24 * _W else chain[_W:]) + rec
                 actions.novelty, actions.time = monitor.novelty, time
                 if at < 0:
                     if monitor._active:
                         monitor.clear(osc.kind, _ACTIONS)
-                elif not chain.endswith(rec) and monitor.waits == self._chain_waits:
+                elif (
+                    not chain.endswith(rec)
+                    and monitor.waits == self._chain_waits
+                    and not self._chain_polled
+                ):
                     # (a repeat is not an alternation; calls that waited in between are
                     # polling, which retry judges against its max_polls)
                     osc.judge(_ACTIONS, actions, time, osc.max_action_period)
@@ -1234,9 +1240,9 @@ class RecallWriteDetector(_Detector):
 class _Said:
     __slots__ = ("novelty", "said", "time", "waits")
 
-    def __init__(self, novelty: int, time: float) -> None:
-        self.novelty = novelty
-        self.time = time
+    def __init__(self) -> None:  # (the detector sets novelty, time and waits)
+        self.novelty = 0
+        self.time = 0.0
         self.waits = 0
         self.said: deque[tuple[frozenset[str], LoopEventRef]] = deque(maxlen=24)
 
@@ -1289,7 +1295,7 @@ class ReflectionDetector(_Detector):
         ):
             if said is not None:
                 monitor.clear(self.kind, stream)
-            said = self._subjects.put(stream, _Said(0, event.time))
+            said = self._subjects.put(stream, _Said())
         said.novelty, said.time = monitor.novelty - monitor.minor, event.time
         said.waits = monitor.waits
         ref = LoopEventRef(event.seq, "decision", subject or "decision", text[:80])
