@@ -37,7 +37,7 @@ from ._common import StoreArg, run_blocking
 if TYPE_CHECKING:
     from agents import RunContextWrapper, TResponseInputItem
 
-__all__ = ["SESSION_AGENT_PREFIX", "OctopodaSession", "session_ids"]
+__all__ = ["SESSION_AGENT_PREFIX", "InvalidSessionSettings", "OctopodaSession", "session_ids"]
 
 T = TypeVar("T")
 
@@ -52,6 +52,12 @@ _MAX_ATTEMPTS = 50
 
 def item_key(index: int) -> str:
     return f"{ITEM_PREFIX}{index:0{_INDEX_DIGITS}d}"
+
+
+class InvalidSessionSettings(InvalidInput, TypeError):
+    """``session_settings`` has an unknown field or is not a ``SessionSettings``, a dict or
+    None. A ``TypeError``, as the SDK raises for the same (``SQLiteSession``'s
+    ``session_settings={"limitt": 1}``), and an :class:`octopoda.InvalidInput`."""
 
 
 class _Stale(Exception):
@@ -84,14 +90,18 @@ def _resolve_settings(settings: Any) -> SessionSettings:
     if isinstance(settings, SessionSettings):
         return settings
     if isinstance(settings, dict):
-        unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(SessionSettings)})
-        if unknown:
-            raise InvalidInput(f"session_settings has no field(s) {', '.join(unknown)}")
+        known = [f.name for f in dataclasses.fields(SessionSettings) if f.init]
+        unknown = sorted(str(name) for name in settings if name not in known)
+        if unknown:  # the SDK's own words, so code matching them keeps working
+            raise InvalidSessionSettings(
+                f"Unknown session settings: {', '.join(unknown)}; SessionSettings takes"
+                f" {', '.join(known)}"
+            )
         try:
             return SessionSettings(**settings)
         except ValueError as exc:  # pydantic's ValidationError
             raise InvalidInput(f"session_settings {settings!r} is not valid: {exc}") from None
-    raise InvalidInput(
+    raise InvalidSessionSettings(
         f"session_settings must be a SessionSettings, a dict or None, not {type(settings).__name__}"
     )
 
