@@ -1,21 +1,52 @@
-"""OctopodaSession where SQLiteSession draws a line: with session settings it does not know
-(the Agents SDK's own tests found it)."""
+"""OctopodaSession where SQLiteSession draws a line: under cancellation, and with session
+settings it does not know (the Agents SDK's own tests found both)."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agents import SQLiteSession
 from octopoda_openai_agents import InvalidSessionSettings, OctopodaSession
+from scenario import PROCS, PYTHON
 
-from octopoda import InvalidInput
+from octopoda import Event, InvalidInput
 
+BIG = 20_000  # items in the large write
 SDK = tuple(int(p) for p in version("openai-agents").split(".")[:2])
 # SQLiteSession checks session_settings in the tested 0.20 and 0.24; 0.8.x keeps whatever
 # settings it is given.
 SDK_CHECKS = pytest.mark.skipif(SDK < (0, 20), reason="SQLiteSession checks this from 0.20")
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+class Gate:
+    """A pipeline processor that holds the first write inside its transaction until
+    released (then lets it commit, or fails it so that it rolls back)."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.fail = fail
+        self.armed = True
+
+    def __call__(self, event: Event) -> Event:
+        if self.armed:
+            self.armed = False
+            self.entered.set()
+            assert self.release.wait(60)
+            if self.fail:
+                raise RuntimeError("synthetic failure inside the write")
+        return event
 
 
 # -- session_settings --------------------------------------------------------------------------
@@ -52,3 +83,120 @@ def test_a_known_setting_with_a_bad_value_stays_a_value_error(store: Any) -> Non
         OctopodaSession("s", store, session_settings={"limit": "many"})
     assert isinstance(caught.value, ValueError)
     assert not isinstance(caught.value, TypeError)
+
+
+# -- cancellation ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def reader(tmp_path: Path, proc_env: dict[str, str]) -> Iterator[Callable[[], int]]:
+    """Counts the items of session "big" in tmp_path/chat.db, from another process."""
+    proc = subprocess.Popen(
+        [PYTHON, str(PROCS / "count_items.py"), str(tmp_path / "chat.db"), "big"],
+        env=proc_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+
+    def count() -> int:
+        proc.stdin.write("count\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        return int(proc.stdout.readline())  # type: ignore[union-attr]
+
+    yield count
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    proc.stdout.close()
+
+
+async def _cancel_while_gated(
+    session: OctopodaSession, gate: Gate, write: Callable[[], Any], reader: Callable[[], int]
+) -> tuple[bool, int, int]:
+    """Start ``write``, cancel it twice while the gate holds it, and report whether it was
+    already done then, and what the second reader saw then and once it raised."""
+    task = asyncio.ensure_future(write())
+    assert await asyncio.to_thread(gate.entered.wait, 60)
+    for _ in range(2):
+        task.cancel()
+        for _ in range(5):
+            await asyncio.sleep(0)
+    done_at_cancel = task.done()
+    seen_at_cancel = await asyncio.to_thread(reader)
+    gate.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return done_at_cancel, seen_at_cancel, await asyncio.to_thread(reader)
+
+
+def test_a_cancelled_large_add_raises_only_after_it_committed(
+    tmp_path: Path, reader: Callable[[], int]
+) -> None:
+    session = OctopodaSession("big", str(tmp_path / "chat.db"))
+    gate = Gate()
+    session.runtime.pipeline.processors.append(gate)
+    items = [user(f"item {i}") for i in range(BIG)]
+    done_at_cancel, at_cancel, after = asyncio.run(
+        _cancel_while_gated(session, gate, lambda: session.add_items(items), reader)
+    )
+    assert not done_at_cancel  # the caller waits for the worker's write
+    assert at_cancel == 0  # (it had not committed yet)
+    assert after == BIG  # when CancelledError arrives, the write is durable
+    assert asyncio.run(session.get_items()) == items  # and this object knows it
+    assert session.runtime.audit.verify().ok
+
+
+def test_a_cancelled_add_that_fails_raises_after_its_rollback(
+    tmp_path: Path, reader: Callable[[], int]
+) -> None:
+    session = OctopodaSession("big", str(tmp_path / "chat.db"))
+    gate = Gate(fail=True)
+    session.runtime.pipeline.processors.append(gate)
+    items = [user(f"item {i}") for i in range(BIG)]
+    done_at_cancel, at_cancel, after = asyncio.run(
+        _cancel_while_gated(session, gate, lambda: session.add_items(items), reader)
+    )
+    assert (done_at_cancel, at_cancel, after) == (False, 0, 0)  # settled: rolled back
+    asyncio.run(session.add_items([user("retried")]))  # so the caller retries, once
+    assert asyncio.run(session.get_items()) == [user("retried")]
+    assert reader() == 1
+
+
+@pytest.mark.parametrize("operation", ["pop_item", "clear_session"])
+def test_cancelled_pop_and_clear_raise_only_after_they_committed(
+    tmp_path: Path, reader: Callable[[], int], operation: str
+) -> None:
+    session = OctopodaSession("big", str(tmp_path / "chat.db"))
+    asyncio.run(session.add_items([user("a"), user("b")]))
+    gate = Gate()
+    session.runtime.pipeline.processors.append(gate)
+    done_at_cancel, at_cancel, after = asyncio.run(
+        _cancel_while_gated(session, gate, getattr(session, operation), reader)
+    )
+    expected = 1 if operation == "pop_item" else 0
+    assert (done_at_cancel, at_cancel, after) == (False, 2, expected)
+    assert len(asyncio.run(session.get_items())) == expected
+
+
+def test_a_failed_write_after_cancellation_leaves_no_loop_error(store: Any) -> None:
+    """The failure is the cancelled caller's to drop: nothing reaches the loop's handler."""
+    session = OctopodaSession("s", store)
+    gate = Gate(fail=True)
+    session.runtime.pipeline.processors.append(gate)
+    loop_errors: list[dict[str, Any]] = []
+
+    async def play() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: loop_errors.append(ctx))
+        task = asyncio.ensure_future(session.add_items([user("x")]))
+        assert await asyncio.to_thread(gate.entered.wait, 60)
+        task.cancel()
+        gate.release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0)
+
+    asyncio.run(play())
+    assert loop_errors == []
+    assert asyncio.run(session.get_items()) == []

@@ -12,6 +12,8 @@ Layout in the store (what ``octopoda agents`` and ``octopoda memory ...`` show):
 number of items). ``pop_item`` and ``clear_session`` write tombstones (``forget`` /
 ``forget_many``): the item leaves the session, its history and the audit chain stay whole.
 Indexes are never reused, so a popped item's key keeps exactly one value and one tombstone.
+As with ``SQLiteSession``, a write whose caller is cancelled commits or rolls back before
+the caller sees ``CancelledError``.
 
 Every operation reads the session's chain head first (one primary-key lookup); while it is
 unchanged the items this object already holds are current, so reads do not rescan the
@@ -32,7 +34,7 @@ from agents import SessionABC, SessionSettings
 
 from octopoda import AgentRuntime, Event, InvalidInput, StorageError
 
-from ._common import StoreArg, run_blocking
+from ._common import StoreArg, run_blocking, run_settled
 
 if TYPE_CHECKING:
     from agents import RunContextWrapper, TResponseInputItem
@@ -186,25 +188,29 @@ class OctopodaSession(SessionABC):
         *,
         wrapper: RunContextWrapper[Any] | None = None,
     ) -> None:
-        """Append ``items``: one transaction and one audit event for the whole list."""
+        """Append ``items``: one transaction and one audit event for the whole list.
+
+        Cancelled, it raises ``CancelledError`` once the write has committed or rolled
+        back, so a caller that retries knows which."""
         if not items:
             return
         tags: tuple[str, ...] = ()
         if self._item_tags is not None and wrapper is not None:
             tags = tuple(self._item_tags(wrapper))
-        await run_blocking(lambda: self._add(list(items), tags))
+        await run_settled(lambda: self._add(list(items), tags))
 
     async def pop_item(
         self, *, wrapper: RunContextWrapper[Any] | None = None
     ) -> TResponseInputItem | None:
         """Remove the most recent item (a tombstone: its history stays) and return it, or
-        None when the session is empty."""
-        text = await run_blocking(self._pop)
+        None when the session is empty. Cancelled: as ``add_items``."""
+        text = await run_settled(self._pop)
         return None if text is None else json.loads(text)
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
-        """Remove every item (tombstones in one audited event; history stays)."""
-        await run_blocking(self._clear)
+        """Remove every item (tombstones in one audited event; history stays). Cancelled: as
+        ``add_items``."""
+        await run_settled(self._clear)
 
     def close(self) -> None:
         """Release the session (a file store shared with other runtimes stays open)."""
