@@ -1,5 +1,5 @@
-"""OctopodaSession where SQLiteSession draws a line: under cancellation, and with session
-settings it does not know (the Agents SDK's own tests found both)."""
+"""OctopodaSession where SQLiteSession draws a line: after close(), under cancellation, and
+with session settings it does not know (the Agents SDK's own tests found all three)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 from agents import SQLiteSession
-from octopoda_openai_agents import InvalidSessionSettings, OctopodaSession
+from octopoda_openai_agents import InvalidSessionSettings, OctopodaSession, SessionClosed
 from scenario import PROCS, PYTHON
 
-from octopoda import Event, InvalidInput
+from octopoda import Event, InvalidInput, OctopodaError, StorageError
 
 BIG = 20_000  # items in the large write
 SDK = tuple(int(p) for p in version("openai-agents").split(".")[:2])
-# SQLiteSession checks session_settings in the tested 0.20 and 0.24; 0.8.x keeps whatever
-# settings it is given.
+# SQLiteSession refuses calls after close() and checks session_settings in the tested 0.20
+# and 0.24; 0.8.x reopens its connection and keeps whatever settings it is given.
 SDK_CHECKS = pytest.mark.skipif(SDK < (0, 20), reason="SQLiteSession checks this from 0.20")
 
 
@@ -200,3 +200,85 @@ def test_a_failed_write_after_cancellation_leaves_no_loop_error(store: Any) -> N
     asyncio.run(play())
     assert loop_errors == []
     assert asyncio.run(session.get_items()) == []
+
+
+# -- close() -----------------------------------------------------------------------------------
+
+CALLS: dict[str, Callable[[Any], Any]] = {
+    "get_items": lambda s: s.get_items(),
+    "get_items(limit)": lambda s: s.get_items(limit=1),
+    "add_items": lambda s: s.add_items([user("late")]),
+    "add_items([])": lambda s: s.add_items([]),
+    "pop_item": lambda s: s.pop_item(),
+    "clear_session": lambda s: s.clear_session(),
+}
+
+
+def _open(kind: str, db: Path) -> Any:
+    if kind == "sqlite":
+        return SQLiteSession("s", db)
+    return OctopodaSession("s", str(db))
+
+
+@pytest.mark.parametrize("call", list(CALLS))
+@pytest.mark.parametrize("kind", [pytest.param("sqlite", marks=SDK_CHECKS), "octopoda"])
+def test_every_call_after_close_raises_runtime_error(tmp_path: Path, kind: str, call: str) -> None:
+    db = tmp_path / f"{kind}.db"
+    session = _open(kind, db)
+    asyncio.run(session.add_items([user("kept")]))
+    session.close()
+    with pytest.raises(RuntimeError, match="is closed"):
+        asyncio.run(CALLS[call](session))
+    session.close()  # closing again is harmless
+    reopened = _open(kind, db)
+    assert asyncio.run(reopened.get_items()) == [user("kept")]  # the call changed nothing
+    reopened.close()
+
+
+def test_the_closed_error_is_also_an_octopoda_error(store: Any) -> None:
+    session = OctopodaSession("abc", store)
+    session.close()
+    with pytest.raises(SessionClosed) as caught:
+        asyncio.run(session.get_items())
+    assert isinstance(caught.value, OctopodaError) and isinstance(caught.value, RuntimeError)
+    assert "OctopodaSession is closed (session 'abc')" in str(caught.value)
+    assert "new session object" in str(caught.value)  # and what to do
+
+
+def test_a_private_memory_store_closes_with_its_session_a_shared_file_stays_open(
+    tmp_path: Path,
+) -> None:
+    private = OctopodaSession("m", ":memory:")
+    asyncio.run(private.add_items([user("x")]))
+    private.close()
+    with pytest.raises(StorageError, match="closed"):
+        private.runtime.recall("meta")
+    db = str(tmp_path / "chat.db")
+    first, second = OctopodaSession("a", db), OctopodaSession("b", db)
+    assert first.runtime.store is second.runtime.store
+    first.close()
+    asyncio.run(second.add_items([user("still open")]))
+    assert asyncio.run(OctopodaSession("b", db).get_items()) == [user("still open")]
+
+
+def test_close_waits_for_a_write_in_progress_and_refuses_what_comes_after(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "chat.db")
+    session = OctopodaSession("s", db)
+    gate = Gate()
+    session.runtime.pipeline.processors.append(gate)
+    writer = threading.Thread(target=lambda: asyncio.run(session.add_items([user("in flight")])))
+    writer.start()
+    assert gate.entered.wait(30)
+    closer = threading.Thread(target=session.close)
+    closer.start()
+    closer.join(0.2)
+    assert closer.is_alive()  # close() waits for the write
+    gate.release.set()
+    writer.join(30)
+    closer.join(30)
+    assert not writer.is_alive() and not closer.is_alive()
+    assert asyncio.run(OctopodaSession("s", db).get_items()) == [user("in flight")]
+    with pytest.raises(SessionClosed):
+        asyncio.run(session.add_items([user("after close")]))

@@ -20,6 +20,7 @@ from ._session import (
     SESSION_AGENT_PREFIX,
     InvalidSessionSettings,
     OctopodaSession,
+    SessionClosed,
     session_ids,
 )
 from ._tracing import OctopodaTracingProcessor
@@ -35,6 +36,7 @@ __all__ = [
     "OctopodaTracingProcessor",
     "Prices",
     "RunPaused",
+    "SessionClosed",
     "__version__",
     "is_sdk_tool_error",
     "session_ids",
