@@ -166,6 +166,90 @@ def bench_openai_agents(session: nox.Session) -> None:
 nox.options.sessions += ["openai_agents", "typecheck_openai_agents"]
 
 
+# The Agents SDK's own session tests (from its source distribution on PyPI, never copied here)
+# against OctopodaSession: tests/parity/openai_agents_swap.py swaps SQLiteSession for ours at
+# collection time, tests/parity/allowlist.toml lists what cannot pass and why.
+OPENAI_AGENTS_PARITY_VERSION = "0.24.0"
+OPENAI_AGENTS_PARITY_TESTS = (
+    "tests/memory/test_session.py",
+    "tests/memory/test_session_limit.py",
+    "tests/memory/test_session_persistence_sanitize.py",
+    "tests/memory/test_compaction_model_visibility.py",
+    "tests/memory/test_compaction_suffix.py",
+    "tests/memory/test_openai_responses_compaction_session.py",
+    "tests/extensions/memory/test_encrypt_session.py",
+    # runner tests that drive a SQLiteSession through real (scripted) runs
+    "tests/memory/test_session_context_wrapper.py",
+    "tests/test_agent_runner.py",
+    "tests/test_agent_runner_streamed.py",
+    "tests/test_run_impl_resume_paths.py",
+    "tests/test_tool_batch_failure_history.py",
+    "tests/test_native_tool_failure_history.py",
+    "tests/test_tool_failure_boundaries.py",
+    "tests/test_soft_cancel.py",
+    "tests/test_programmatic_tool_calling.py",
+    "tests/test_max_turns.py",
+)
+OPENAI_AGENTS_PARITY_DEPS = (
+    "pytest>=9.0.3",
+    "pytest-asyncio",
+    "pytest-mock",
+    "pytest-socket",
+    "inline-snapshot",
+    "aiosqlite",
+    "cryptography>=45.0,<51",
+    "httpx",
+)
+
+
+def _unpacked_openai_agents_sdist(session: nox.Session, version: str) -> Path:
+    """openai-agents==VERSION's source distribution, downloaded from PyPI into the session's
+    tmp dir and unpacked there (kept for the next run)."""
+    import tarfile
+
+    tmp = Path(session.create_tmp()).resolve()
+    unpacked = tmp / f"openai_agents-{version}"
+    if (unpacked / "PKG-INFO").is_file():
+        return unpacked
+    session.install("pip")
+    session.run(
+        "python", "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+        f"openai-agents=={version}", "--dest", str(tmp),
+    )  # fmt: skip
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # 3.10.12+, 3.11.4+
+    with tarfile.open(tmp / f"openai_agents-{version}.tar.gz") as archive:
+        archive.extractall(tmp, **safe)
+    return unpacked
+
+
+@nox.session(python="3.11")
+def parity_openai_agents(session: nox.Session) -> None:
+    """The Agents SDK's own session and runner tests with SQLiteSession swapped for
+    OctopodaSession (tests/parity/README.md). `-- --parity-shipped` runs them as shipped,
+    `-- --parity-control` checks the allowlist's "reserved" reasons; other args go to pytest
+    (`-- -k close`, or test paths inside the unpacked source distribution)."""
+    version = OPENAI_AGENTS_PARITY_VERSION
+    session.install(
+        "-e", CORE, "-e", OPENAI_AGENTS_PKG, f"openai-agents=={version}",
+        *OPENAI_AGENTS_PARITY_DEPS,
+    )  # fmt: skip
+    sdist = _unpacked_openai_agents_sdist(session, version)
+    args = list(session.posargs)
+    if not any((sdist / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):
+        args += OPENAI_AGENTS_PARITY_TESTS  # no test paths given: the whole suite
+    mode = next((m for m in ("shipped", "control") if f"--parity-{m}" in args), "ours")
+    junit = Path(session.create_tmp()).resolve() / f"junit-{mode}.xml"  # to compare runs
+    session.chdir(sdist)
+    session.run(
+        "pytest", "-p", "openai_agents_swap", "--disable-socket", "--allow-unix-socket",
+        f"--junitxml={junit}", *args,
+        env={"PYTHONPATH": str(ROOT / "tests" / "parity")},
+    )  # fmt: skip
+
+
+nox.options.sessions += ["parity_openai_agents"]
+
+
 # ---------------------------------------------------------------------------- langchain
 # octopoda-langchain against each supported LangChain/LangGraph line, each in its own venv.
 # Cells: the newest installable releases on every Python (langchain 1.5 and langchain-core

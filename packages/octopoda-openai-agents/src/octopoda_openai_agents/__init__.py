@@ -16,7 +16,13 @@
 
 from ._common import RunPaused
 from ._hooks import SDK_ERROR_PREFIXES, OctopodaRunHooks, Prices, is_sdk_tool_error
-from ._session import SESSION_AGENT_PREFIX, OctopodaSession, session_ids
+from ._session import (
+    SESSION_AGENT_PREFIX,
+    InvalidSessionSettings,
+    OctopodaSession,
+    SessionClosed,
+    session_ids,
+)
 from ._tracing import OctopodaTracingProcessor
 
 __version__ = "0.1.0"
@@ -24,11 +30,13 @@ __version__ = "0.1.0"
 __all__ = [
     "SDK_ERROR_PREFIXES",
     "SESSION_AGENT_PREFIX",
+    "InvalidSessionSettings",
     "OctopodaRunHooks",
     "OctopodaSession",
     "OctopodaTracingProcessor",
     "Prices",
     "RunPaused",
+    "SessionClosed",
     "__version__",
     "is_sdk_tool_error",
     "session_ids",

@@ -12,7 +12,7 @@ from agents import AgentsException
 
 from octopoda import AgentPaused, AgentRuntime, InvalidInput, LoopPolicy, Store
 
-__all__ = ["RunPaused", "Runtimes", "StoreArg", "parse_arguments", "run_blocking"]
+__all__ = ["RunPaused", "Runtimes", "StoreArg", "parse_arguments", "run_blocking", "run_settled"]
 
 T = TypeVar("T")
 
@@ -45,6 +45,29 @@ class RunPaused(AgentPaused, AgentsException):
 async def run_blocking(func: Callable[[], T]) -> T:
     """Run a blocking store operation off the event loop (as the SDK's SQLiteSession does)."""
     return await asyncio.to_thread(func)
+
+
+async def run_settled(func: Callable[[], T]) -> T:
+    """Run a blocking write off the event loop; a cancelled caller gets ``CancelledError``
+    only once the write has settled (committed or rolled back), as with ``SQLiteSession``.
+
+    A worker thread cannot be stopped mid-write, so returning at the cancel would leave the
+    caller not knowing whether the write happened (a retry could then add it twice). Every
+    cancellation while the write runs is absorbed; the first is raised after it, whatever
+    the write's outcome (a failure is then retrieved and dropped: the caller cancelled).
+    """
+    task = asyncio.ensure_future(asyncio.to_thread(func))
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as exc:
+            cancelled = cancelled or exc
+    if cancelled is not None:
+        if not task.cancelled():
+            task.exception()  # retrieved: no "exception was never retrieved" from the loop
+        raise cancelled
+    return task.result()
 
 
 def parse_arguments(arguments: Any) -> Any:

@@ -12,6 +12,9 @@ Layout in the store (what ``octopoda agents`` and ``octopoda memory ...`` show):
 number of items). ``pop_item`` and ``clear_session`` write tombstones (``forget`` /
 ``forget_many``): the item leaves the session, its history and the audit chain stay whole.
 Indexes are never reused, so a popped item's key keeps exactly one value and one tombstone.
+As with ``SQLiteSession``, a write whose caller is cancelled commits or rolls back before
+the caller sees ``CancelledError``, and a closed session refuses every call with
+:class:`SessionClosed`, a ``RuntimeError``.
 
 Every operation reads the session's chain head first (one primary-key lookup); while it is
 unchanged the items this object already holds are current, so reads do not rescan the
@@ -24,20 +27,28 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from agents import SessionABC, SessionSettings
 
-from octopoda import AgentRuntime, Event, InvalidInput, StorageError
+from octopoda import AgentRuntime, Event, InvalidInput, OctopodaError, StorageError
 
-from ._common import StoreArg, run_blocking
+from ._common import StoreArg, run_blocking, run_settled
 
 if TYPE_CHECKING:
     from agents import RunContextWrapper, TResponseInputItem
 
-__all__ = ["SESSION_AGENT_PREFIX", "OctopodaSession", "session_ids"]
+__all__ = [
+    "SESSION_AGENT_PREFIX",
+    "InvalidSessionSettings",
+    "OctopodaSession",
+    "SessionClosed",
+    "session_ids",
+]
 
 T = TypeVar("T")
 
@@ -52,6 +63,21 @@ _MAX_ATTEMPTS = 50
 
 def item_key(index: int) -> str:
     return f"{ITEM_PREFIX}{index:0{_INDEX_DIGITS}d}"
+
+
+class SessionClosed(OctopodaError, RuntimeError):
+    """The session was closed; open a new :class:`OctopodaSession` to go on.
+
+    A ``RuntimeError``, as ``SQLiteSession`` raises after ``close()`` (code written for the
+    SDK's sessions catches it unchanged), and an :class:`octopoda.OctopodaError`, as
+    everything Octopoda raises.
+    """
+
+
+class InvalidSessionSettings(InvalidInput, TypeError):
+    """``session_settings`` has an unknown field or is not a ``SessionSettings``, a dict or
+    None. A ``TypeError``, as the SDK raises for the same (``SQLiteSession``'s
+    ``session_settings={"limitt": 1}``), and an :class:`octopoda.InvalidInput`."""
 
 
 class _Stale(Exception):
@@ -84,14 +110,18 @@ def _resolve_settings(settings: Any) -> SessionSettings:
     if isinstance(settings, SessionSettings):
         return settings
     if isinstance(settings, dict):
-        unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(SessionSettings)})
-        if unknown:
-            raise InvalidInput(f"session_settings has no field(s) {', '.join(unknown)}")
+        known = [f.name for f in dataclasses.fields(SessionSettings) if f.init]
+        unknown = sorted(str(name) for name in settings if name not in known)
+        if unknown:  # the SDK's own words, so code matching them keeps working
+            raise InvalidSessionSettings(
+                f"Unknown session settings: {', '.join(unknown)}; SessionSettings takes"
+                f" {', '.join(known)}"
+            )
         try:
             return SessionSettings(**settings)
         except ValueError as exc:  # pydantic's ValidationError
             raise InvalidInput(f"session_settings {settings!r} is not valid: {exc}") from None
-    raise InvalidInput(
+    raise InvalidSessionSettings(
         f"session_settings must be a SessionSettings, a dict or None, not {type(settings).__name__}"
     )
 
@@ -142,6 +172,11 @@ class OctopodaSession(SessionABC):
         )
         """The session's :class:`octopoda.AgentRuntime` (its memory, timeline and audit)."""
         self._lock = threading.Lock()
+        self._closed = False
+        # A ":memory:" store opened here is this session's alone: it closes with it.
+        self._owns_store = isinstance(store, (str, os.PathLike)) and (
+            self.runtime.store.url == "sqlite:///:memory:"
+        )
         self._head = -1  # the chain head our cache reflects; -1: not read yet
         self._keys: list[str] = []  # live item keys, in order
         self._texts: list[str] = []  # their JSON texts (decoded afresh for every read)
@@ -164,6 +199,7 @@ class OctopodaSession(SessionABC):
         """The session's items in order; with ``limit`` (else ``session_settings.limit``) the
         latest ``limit`` of them. ``limit=0`` gives none, a negative limit all (as
         ``SQLiteSession``)."""
+        self._check_open()
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
@@ -176,29 +212,58 @@ class OctopodaSession(SessionABC):
         *,
         wrapper: RunContextWrapper[Any] | None = None,
     ) -> None:
-        """Append ``items``: one transaction and one audit event for the whole list."""
+        """Append ``items``: one transaction and one audit event for the whole list.
+
+        Cancelled, it raises ``CancelledError`` once the write has committed or rolled
+        back, so a caller that retries knows which."""
+        self._check_open()  # before the empty-list shortcut, as SQLiteSession
         if not items:
             return
         tags: tuple[str, ...] = ()
         if self._item_tags is not None and wrapper is not None:
             tags = tuple(self._item_tags(wrapper))
-        await run_blocking(lambda: self._add(list(items), tags))
+        await run_settled(lambda: self._add(list(items), tags))
 
     async def pop_item(
         self, *, wrapper: RunContextWrapper[Any] | None = None
     ) -> TResponseInputItem | None:
         """Remove the most recent item (a tombstone: its history stays) and return it, or
-        None when the session is empty."""
-        text = await run_blocking(self._pop)
+        None when the session is empty. Cancelled: as ``add_items``."""
+        self._check_open()
+        text = await run_settled(self._pop)
         return None if text is None else json.loads(text)
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
-        """Remove every item (tombstones in one audited event; history stays)."""
-        await run_blocking(self._clear)
+        """Remove every item (tombstones in one audited event; history stays). Cancelled: as
+        ``add_items``."""
+        self._check_open()
+        await run_settled(self._clear)
 
     def close(self) -> None:
-        """Release the session (a file store shared with other runtimes stays open)."""
-        self.runtime.close()
+        """Close the session: every later call raises :class:`SessionClosed`. An operation
+        in progress finishes first. A private ``":memory:"`` store closes with the session;
+        a file store shared with other runtimes stays open. Closing twice is harmless."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.runtime.close()
+            if self._owns_store:
+                self.runtime.store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosed(
+                f"{type(self).__name__} is closed (session {self.session_id!r}); create a new"
+                " session object to use this history again"
+            )
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The session's lock, refusing a call that waited for it while close() ran."""
+        with self._lock:
+            self._check_open()
+            yield
 
     # -- blocking parts (run in a worker thread) ------------------------------------------------
 
@@ -222,7 +287,7 @@ class OctopodaSession(SessionABC):
         self._keys, self._texts, self._next, self._head = keys, texts, next_index, head
 
     def _get(self, limit: int | None) -> list[Any]:
-        with self._lock:
+        with self._locked():
             self._refresh()
             texts = self._texts
             if limit is not None and limit >= 0:
@@ -248,7 +313,7 @@ class OctopodaSession(SessionABC):
         # The texts a later read decodes; the core validates and stores the values themselves
         # (refusing what JSON would change), so both hold the same data.
         texts = [json.dumps(value, ensure_ascii=False, separators=(",", ":")) for value in values]
-        with self._lock:
+        with self._locked():
             for _ in range(_MAX_ATTEMPTS):
                 self._refresh()
                 first = self._next
@@ -267,7 +332,7 @@ class OctopodaSession(SessionABC):
         raise self._busy()
 
     def _pop(self) -> str | None:
-        with self._lock:
+        with self._locked():
             for _ in range(_MAX_ATTEMPTS):
                 self._refresh()
                 if not self._keys:
@@ -286,7 +351,7 @@ class OctopodaSession(SessionABC):
         raise self._busy()
 
     def _clear(self) -> None:
-        with self._lock:
+        with self._locked():
             for _ in range(_MAX_ATTEMPTS):
                 self._refresh()
                 if not self._keys:
