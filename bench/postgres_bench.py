@@ -300,7 +300,7 @@ def check_writers(url: str, results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def truncate(url: str) -> None:
     from octopoda import PostgresStore
-    from octopoda._postgres_schema import TABLES
+    from octopoda._store.postgres.schema import TABLES
 
     PostgresStore(url).close()  # the schema first, outside the timed part
     run_sql(url, f"TRUNCATE {', '.join(TABLES)}, raw_bench RESTART IDENTITY")
