@@ -122,8 +122,37 @@ def value_of(i: int) -> dict[str, Any]:
 # -- 1. remember vs raw psycopg, interleaved ---------------------------------------------------
 
 
+def interleaved_round(remember: Any, raw: Any, r: int, ops: int) -> tuple[list[float], list[float]]:
+    """One round: ``ops`` pairs of our remember and the raw insert + commit (which goes
+    first alternates), each timed on its own; (raw, ours) seconds per op."""
+    execute, commit, dumps, clock = raw.execute, raw.commit, json.dumps, time.perf_counter
+    raw_s: list[float] = []
+    our_s: list[float] = []
+    for i in range(ops):
+        key, value = f"r{r}-k{i}", value_of(i)
+        if i % 2:
+            t0 = clock()
+            remember(key, value)
+            t1 = clock()
+            execute(RAW_INSERT, ("agent:raw", key, 1, dumps(value)))
+            commit()
+            t2 = clock()
+            our_s.append(t1 - t0)
+            raw_s.append(t2 - t1)
+        else:
+            t0 = clock()
+            execute(RAW_INSERT, ("agent:raw", key, 1, dumps(value)))
+            commit()
+            t1 = clock()
+            remember(key, value)
+            t2 = clock()
+            raw_s.append(t1 - t0)
+            our_s.append(t2 - t1)
+    return raw_s, our_s
+
+
 def interleaved_remember(url: str, ops: int, rounds: int) -> dict[str, Any]:
-    """``remember`` and raw INSERT + commit, one op of each in turn; per-op seconds."""
+    """``remember`` and raw INSERT + commit in one process, one op of each in turn."""
     import psycopg
 
     from octopoda import AgentRuntime, PostgresStore
@@ -131,38 +160,12 @@ def interleaved_remember(url: str, ops: int, rounds: int) -> dict[str, Any]:
     store = PostgresStore(url)
     raw = psycopg.connect(url)
     agent = AgentRuntime("interleaved", store=store)
-    remember, execute, commit, dumps = agent.remember, raw.execute, raw.commit, json.dumps
-    clock = time.perf_counter
-    per_round: list[tuple[list[float], list[float]]] = []
     try:
         for i in range(WARMUP):  # untimed: connections, statement caches, first pages
-            execute(RAW_INSERT, ("agent:raw", f"warm-{i}", 1, dumps(value_of(i))))
-            commit()
-            remember(f"warm-{i}", value_of(i))
-        for r in range(rounds):
-            raw_s: list[float] = []
-            our_s: list[float] = []
-            for i in range(ops):
-                key, value = f"r{r}-k{i}", value_of(i)
-                if i % 2:
-                    t0 = clock()
-                    remember(key, value)
-                    t1 = clock()
-                    execute(RAW_INSERT, ("agent:raw", key, 1, dumps(value)))
-                    commit()
-                    t2 = clock()
-                    our_s.append(t1 - t0)
-                    raw_s.append(t2 - t1)
-                else:
-                    t0 = clock()
-                    execute(RAW_INSERT, ("agent:raw", key, 1, dumps(value)))
-                    commit()
-                    t1 = clock()
-                    remember(key, value)
-                    t2 = clock()
-                    raw_s.append(t1 - t0)
-                    our_s.append(t2 - t1)
-            per_round.append((raw_s, our_s))
+            raw.execute(RAW_INSERT, ("agent:raw", f"warm-{i}", 1, json.dumps(value_of(i))))
+            raw.commit()
+            agent.remember(f"warm-{i}", value_of(i))
+        per_round = [interleaved_round(agent.remember, raw, r, ops) for r in range(rounds)]
     finally:
         raw.close()
         store.close()
@@ -415,22 +418,12 @@ def print_latency(lat: dict[str, dict[str, float]]) -> None:
 # -- the suite's entry point (run_all.py) ------------------------------------------------------
 
 
-def bench_postgres(cfg: Any) -> list[Any]:
-    """Benchmark 9 of run_all.py: the interleaved ratio (target) and the writers (INFO)."""
-    from _common import Check, section
+def postgres_checks(
+    result: dict[str, Any], ratio: float, rounds: int, ops: int, rows: list[dict[str, Any]]
+) -> list[Any]:
+    """The summary rows of benchmark 9: the target, the writer rates, any writer failure."""
+    from _common import Check
 
-    section("9. PostgreSQL: remember vs raw psycopg INSERT + commit, interleaved op by op")
-    problem = server_problem(admin_url())
-    if problem is not None:
-        print(f"   skipped: {problem}")
-        return [Check.skip("postgres", "raw/ours remember p50, interleaved", problem)]
-    rounds, ops, writes = cfg.scale(4, 2), cfg.scale(1000, 200), cfg.scale(300, 50)
-    with bench_database() as url:
-        result = interleaved_remember(url, ops, rounds)
-        ratio = print_interleaved(result)
-        print(f"   writer processes, ours then raw psycopg ({writes} writes each):", flush=True)
-        rows = [run_writers(url, c, writes, raw_first=n % 2 == 1) for n, c in enumerate([1, 4, 16])]
-        print_writers(rows)
     checks = [
         Check.at_least(
             "postgres",
@@ -469,6 +462,25 @@ def bench_postgres(cfg: Any) -> list[Any]:
                 )
             )
     return checks
+
+
+def bench_postgres(cfg: Any) -> list[Any]:
+    """Benchmark 9 of run_all.py: the interleaved ratio (target) and the writers (INFO)."""
+    from _common import Check, section
+
+    section("9. PostgreSQL: remember vs raw psycopg INSERT + commit, interleaved op by op")
+    problem = server_problem(admin_url())
+    if problem is not None:
+        print(f"   skipped: {problem}")
+        return [Check.skip("postgres", "raw/ours remember p50, interleaved", problem)]
+    rounds, ops, writes = cfg.scale(4, 2), cfg.scale(1000, 200), cfg.scale(300, 50)
+    with bench_database() as url:
+        result = interleaved_remember(url, ops, rounds)
+        ratio = print_interleaved(result)
+        print(f"   writer processes, ours then raw psycopg ({writes} writes each):", flush=True)
+        rows = [run_writers(url, c, writes, raw_first=n % 2 == 1) for n, c in enumerate([1, 4, 16])]
+        print_writers(rows)
+    return postgres_checks(result, ratio, rounds, ops, rows)
 
 
 # -- main --------------------------------------------------------------------------------------

@@ -29,12 +29,12 @@ from octopoda.store import (
     SendMessage,
     SpaceRule,
     agent_namespace,
+    is_plain_commit,
     plan_commit,
     reads_needed,
-    single_plain_write,
     space_namespace,
 )
-from octopoda.store import plan_single_write as plan_single
+from octopoda.store import plan_plain_commit as plan_plain
 
 OWN = agent_namespace("a")
 TEAM = space_namespace("team")
@@ -369,29 +369,30 @@ def test_reads_needed_lists_each_thing_once() -> None:
 
 
 @pytest.mark.parametrize(
-    ("writes", "ops", "snapshot", "single"),
+    ("writes", "ops", "snapshot", "plain"),
     [
         pytest.param([write("k")], [], None, True, id="remember"),
         pytest.param([write("k", expected_version=2)], [], None, True, id="compare-and-set"),
+        pytest.param([], [], None, True, id="no-write"),
         pytest.param([write("k"), write("j")], [], None, False, id="two-writes"),
         pytest.param([write("k", TEAM)], [], None, False, id="in-a-space"),
         pytest.param([write("k", check_stale=True)], [], None, False, id="stale-checked"),
         pytest.param([write("k")], [MarkRead(1)], None, False, id="with-an-operation"),
+        pytest.param([], [MarkRead(1)], None, False, id="an-operation-only"),
         pytest.param([write("k")], [], "s", False, id="with-a-snapshot"),
-        pytest.param([], [], None, False, id="no-write"),
     ],
 )
-def test_single_plain_write(
-    writes: list[MemoryWrite], ops: list[Op], snapshot: str | None, single: bool
+def test_is_plain_commit(
+    writes: list[MemoryWrite], ops: list[Op], snapshot: str | None, plain: bool
 ) -> None:
-    assert single_plain_write(writes, ops, snapshot) is single
+    assert is_plain_commit(writes, ops, snapshot) is plain
 
 
 @pytest.mark.parametrize("expected_version", [None, 3])
-def test_the_single_write_plan_is_plan_commits(expected_version: int | None) -> None:
+def test_the_plain_plan_is_plan_commits(expected_version: int | None) -> None:
     writes = [write("k", tags=("t",), expected_version=expected_version)]
     full, e1 = plan(writes, head(keys={(OWN, "k"): KeyHead(3)}))
-    fast = plan_single(Event("a", "t", {"given": 1}, 100.0), writes, 4, HASH, 3)
+    fast = plan_plain(Event("a", "t", {"given": 1}, 100.0), writes, 4, HASH, 3)
     full.stamp(e1)
     e2 = Event("a", "t", {"given": 1}, 100.0)
     fast.stamp(e2)
@@ -404,13 +405,25 @@ def test_the_single_write_plan_is_plan_commits(expected_version: int | None) -> 
     assert (e2.seq, e2.prev_hash, e2.payload) == (e1.seq, e1.prev_hash, e1.payload)
 
 
-def test_the_single_write_plan_raises_what_plan_commit_raises() -> None:
+def test_the_plain_plan_raises_what_plan_commit_raises() -> None:
     writes = [write("k", expected_version=1)]
     event = Event("a", "t", {}, 1.0)
     with pytest.raises(VersionConflict) as fast:
-        plan_single(event, writes, 4, HASH, 3)
+        plan_plain(event, writes, 4, HASH, 3)
     with pytest.raises(VersionConflict) as full:
         plan_commit(event, writes, head(keys={(OWN, "k"): KeyHead(3)}))
     assert str(fast.value) == str(full.value)
     with pytest.raises(VersionConflict, match="moved from seq 3 to 4"):
-        plan_single(event, [write("k")], 4, HASH, 3, expected_seq=3)
+        plan_plain(event, [write("k")], 4, HASH, 3, expected_seq=3)
+
+
+def test_the_plain_plan_of_an_event_without_writes() -> None:
+    event = Event("a", "tool_call", {"name": "search"}, 1.0)
+    fast = plan_plain(event, [], 7, HASH)
+    full = plan_commit(event, [], head(seq=7))
+    assert (fast.seq, fast.prev_hash, fast.versions, fast.entries) == (8, HASH, [], [])
+    assert (full.seq, full.prev_hash, full.versions, full.entries) == (8, HASH, [], [])
+    fast.stamp(event)
+    assert (event.seq, event.payload) == (8, {"name": "search"})
+    with pytest.raises(VersionConflict):
+        plan_plain(event, [], 7, HASH, expected_seq=6)

@@ -12,7 +12,7 @@ or a store object. It is for writing (or testing) a backend:
 * the commit planner, so that a backend never re-derives the rules of a write: read what
   :func:`reads_needed` lists into a :class:`HeadRead`, call :func:`plan_commit`, give the
   event its ids with :meth:`CommitPlan.stamp`, run the pipeline, write the plan's rows
-  (:func:`plan_single_write` plans a commit for which :func:`single_plain_write` holds,
+  (:func:`plan_plain_commit` plans a commit for which :func:`is_plain_commit` holds,
   every ``remember``, from the head and the key's version alone);
 * helpers: :func:`agent_namespace`, :func:`space_namespace`, :func:`stored_sha256`;
 * the two backends, :class:`SqliteStore` and :class:`PostgresStore` (the ``postgres``
@@ -40,10 +40,10 @@ from ._store.planner import (
     KeyHead,
     PlannedConflict,
     SpaceRule,
+    is_plain_commit,
     plan_commit,
-    plan_single_write,
+    plan_plain_commit,
     reads_needed,
-    single_plain_write,
 )
 from ._store.protocol import Store
 from ._store.rows import (
@@ -101,10 +101,10 @@ __all__ = [
     "Store",
     "StoredRow",
     "agent_namespace",
+    "is_plain_commit",
     "plan_commit",
-    "plan_single_write",
+    "plan_plain_commit",
     "reads_needed",
-    "single_plain_write",
     "space_namespace",
     "stored_sha256",
 ]

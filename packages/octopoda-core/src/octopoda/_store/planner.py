@@ -18,8 +18,9 @@ This is where a write becomes rows. Every backend commits the same way:
    its write lock, and takes their rowids.
 4. The pipeline runs; the backend writes the plan's rows, the event and the new head.
 
-Each rule is one ``check_*`` function (or :func:`is_stale`), used by the general loop and
-by nothing else, so a single plain write (every ``remember``) goes through the same rules.
+Each rule is one ``check_*`` function (or :func:`is_stale`); the general loop and the
+plain commit's planner (:func:`plan_plain_commit`: every ``remember``, tool call and
+decision) call the same ones.
 """
 
 from __future__ import annotations
@@ -60,11 +61,11 @@ __all__ = [
     "check_space_free",
     "check_unread",
     "erase_entry",
+    "is_plain_commit",
     "is_stale",
     "plan_commit",
-    "plan_single_write",
+    "plan_plain_commit",
     "reads_needed",
-    "single_plain_write",
     "write_entry",
 ]
 
@@ -219,16 +220,14 @@ class CommitPlan:
 # -- what to read ---------------------------------------------------------------------------
 
 
-def single_plain_write(
-    writes: Sequence[MemoryWrite], ops: Sequence[Op], snapshot: str | None
-) -> bool:
-    """Whether a commit depends on nothing but the agent's head and its one key's version:
-    one write outside any space, not stale-checked, no operations, no snapshot (every
-    ``remember``)."""
-    if len(writes) != 1 or ops or snapshot is not None:
+def is_plain_commit(writes: Sequence[MemoryWrite], ops: Sequence[Op], snapshot: str | None) -> bool:
+    """Whether a commit depends on nothing but the agent's head and, with one write, that
+    key's version: at most one write, outside any space and not stale-checked; no
+    operations; no snapshot (every ``remember``, tool call, LLM call, decision). Plan it
+    with :func:`plan_plain_commit`."""
+    if ops or snapshot is not None or len(writes) > 1:
         return False
-    w = writes[0]
-    return not w.check_stale and not w.namespace.startswith(SPACE_PREFIX)
+    return not writes or not (writes[0].check_stale or writes[0].namespace.startswith(SPACE_PREFIX))
 
 
 def reads_needed(
@@ -417,22 +416,24 @@ def plan_commit(
     return plan
 
 
-def plan_single_write(
+def plan_plain_commit(
     event: Event,
     writes: Sequence[MemoryWrite],
     head_seq: int,
     head_hash: str,
-    key_version: int,
+    key_version: int = 0,
     expected_seq: int | None = None,
 ) -> CommitPlan:
-    """:func:`plan_commit` of a commit for which :func:`single_plain_write` holds (every
-    ``remember``; the caller checked it), from the agent's head and the key's version
-    alone: the same rules (such a commit has no membership, stale, operation or snapshot
-    rule to apply), without building a :class:`HeadRead`."""
-    w = writes[0]
+    """:func:`plan_commit` of a commit for which :func:`is_plain_commit` holds (the caller
+    checked it), from the agent's head and the written key's version alone: the same
+    rules (such a commit has no membership, stale, operation or snapshot rule to apply),
+    without building a :class:`HeadRead`."""
     agent = event.agent
     if expected_seq is not None:
         check_expected_seq(agent, head_seq, expected_seq)
+    if not writes:
+        return CommitPlan(head_seq + 1, head_hash, writes, [], [])
+    w = writes[0]
     if w.expected_version is not None:
         check_expected_version(w, key_version)
     version = key_version + 1

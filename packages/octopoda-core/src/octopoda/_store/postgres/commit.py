@@ -30,10 +30,10 @@ from ..planner import (
     CommitPlan,
     HeadRead,
     KeyHead,
+    is_plain_commit,
     plan_commit,
-    plan_single_write,
+    plan_plain_commit,
     reads_needed,
-    single_plain_write,
 )
 from ..reads import Preconditions, collect_preconditions, queue_preconditions
 from . import schema as q
@@ -180,9 +180,9 @@ class RoundTrips:
         the event. Raises (before the pipeline runs) what the planner raises."""
         event, writes = self.event, self.writes
         head = self.cursors["head"].fetchone()
-        if single_plain_write(writes, self.ops, self.snapshot):  # every remember
-            version = head[2] or 0
-            plan = plan_single_write(event, writes, head[0], head[1], version, self.expected_seq)
+        if is_plain_commit(writes, self.ops, self.snapshot):  # every remember
+            version = (head[2] or 0) if writes else 0
+            plan = plan_plain_commit(event, writes, head[0], head[1], version, self.expected_seq)
         else:
             plan = plan_commit(
                 event,

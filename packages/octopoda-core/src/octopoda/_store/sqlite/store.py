@@ -31,10 +31,10 @@ from ..planner import (
     CommitReads,
     HeadRead,
     KeyHead,
+    is_plain_commit,
     plan_commit,
-    plan_single_write,
+    plan_plain_commit,
     reads_needed,
-    single_plain_write,
 )
 from ..reads import SqlReads, collect_preconditions, queue_preconditions
 from . import schema as q
@@ -205,8 +205,8 @@ class SqliteStore(SqlReads):
         expected_seq: int | None,
     ) -> CommitPlan:
         """Inside the transaction: read the agent's head (creating the agent on its first
-        commit) and what else the planner needs, and plan the commit. A single plain write
-        (every ``remember``) reads the head and its key's version in one statement."""
+        commit) and what else the planner needs, and plan the commit. A plain commit (every
+        ``remember``) reads the head and its key's version in one statement, and no more."""
         agent = event.agent
         first = writes[0] if writes else None
         if first is not None:
@@ -219,8 +219,9 @@ class SqliteStore(SqlReads):
             if first is not None:
                 version = conn.execute(q.MAX_VERSION, (first.namespace, first.key)).fetchone()[0]
             row = (0, GENESIS_HASH, version)
-        if first is not None and single_plain_write(writes, ops, snapshot):
-            return plan_single_write(event, writes, row[0], row[1], row[2] or 0, expected_seq)
+        if is_plain_commit(writes, ops, snapshot):  # every remember, tool call, decision
+            version = 0 if first is None else (row[2] or 0)
+            return plan_plain_commit(event, writes, row[0], row[1], version, expected_seq)
         needs = reads_needed(writes, ops, snapshot, replace_snapshot)
         queued = queue_preconditions(q.READS, conn.execute, agent, needs)
         first_slot = None if first is None else (first.namespace, first.key)
