@@ -173,10 +173,6 @@ class CommitPlan:
         versions: list[int],
         entries: list[dict[str, Any]],
         conflicts: Sequence[PlannedConflict] = (),
-        ops: Sequence[Op] = (),
-        erasures: Sequence[tuple[EraseKey, tuple[int, ...]]] = (),
-        erased: Sequence[dict[str, Any]] = (),
-        messages: int = 0,
     ) -> None:
         self.seq = seq
         self.prev_hash = prev_hash
@@ -184,10 +180,10 @@ class CommitPlan:
         self.versions = versions
         self.entries = entries
         self.conflicts = conflicts
-        self.ops = ops
-        self.erasures = erasures
-        self.erased = erased
-        self.messages = messages
+        self.ops: Sequence[Op] = ()
+        self.erasures: Sequence[tuple[EraseKey, tuple[int, ...]]] = ()
+        self.erased: Sequence[dict[str, Any]] = ()
+        self.messages = 0
 
     def stamp(
         self, event: Event, conflict_ids: Sequence[int] = (), message_ids: Sequence[int] = ()
@@ -405,12 +401,10 @@ def plan_commit(
     check_expected_seq(agent, head.seq, expected_seq)
     seq = head.seq + 1
     versions, entries, conflicts = _plan_writes(agent, seq, event.time, writes, head)
-    if not ops:
-        plan = CommitPlan(seq, head.hash, writes, versions, entries, conflicts)
-    else:
-        plan = CommitPlan(
-            seq, head.hash, writes, versions, entries, conflicts, ops, *_plan_ops(agent, ops, head)
-        )
+    plan = CommitPlan(seq, head.hash, writes, versions, entries, conflicts)
+    if ops:
+        plan.ops = ops
+        plan.erasures, plan.erased, plan.messages = _plan_ops(agent, ops, head)
     if snapshot is not None and not replace_snapshot:
         check_snapshot_free(agent, snapshot, head.snapshot_taken)
     return plan
