@@ -99,7 +99,7 @@ def bench(session: nox.Session) -> None:
     """
     if not (ROOT / "bench" / "run_all.py").is_file():
         session.skip("bench/run_all.py does not exist yet")
-    session.install("-e", CORE)
+    session.install("-e", f"{CORE}[postgres]")  # [postgres]: bench/postgres_bench.py
     # The predecessor comparison installs octopoda==3.3.4 into its own venv
     # (.nox/bench-predecessor) with the uv nox itself uses, when nox found one.
     env: dict[str, str] = {}

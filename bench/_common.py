@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from octopoda import AgentRuntime, Event, MemoryWrite, Pipeline
+from octopoda import AgentRuntime, Event, Pipeline
+from octopoda.store import MemoryWrite
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent

@@ -12,7 +12,8 @@ import time
 
 from _common import Check, Config, line, section
 
-from octopoda import AgentRuntime, Event, MemoryWrite
+from octopoda import AgentRuntime, Event
+from octopoda.store import MemoryWrite
 
 TARGET_EVENTS_PER_S = 200_000
 EVERY_NTH_WRITES = 10  # one event in ten also writes a memory row, like a real agent's mix

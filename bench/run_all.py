@@ -3,10 +3,9 @@
     python bench/run_all.py [--quick] [--json PATH] [--only NAME,...] [--no-predecessor]
 
 (``nox -s bench -- --quick`` passes the flags through.) Benchmarks: remember, recall,
-scale, multiproc, import, predecessor, loops, audit; see bench/README.md. Exit status 1 if a
-target is missed
-(except with ``--quick``, a smoke run whose small samples prove little) or a benchmark
-crashed.
+scale, multiproc, import, predecessor, loops, audit, postgres; see bench/README.md. Exit
+status 1 if a target is missed (except with ``--quick``, a smoke run whose small samples
+prove little) or a benchmark crashed.
 """
 
 from __future__ import annotations
@@ -32,10 +31,21 @@ from bench_memory import bench_recall, bench_remember
 from bench_multiproc import bench_multiproc
 from bench_predecessor import bench_predecessor
 from bench_scale import bench_scale
+from postgres_bench import bench_postgres
 
 import octopoda
 
-NAMES = ["remember", "recall", "scale", "multiproc", "import", "predecessor", "loops", "audit"]
+NAMES = [
+    "remember",
+    "recall",
+    "scale",
+    "multiproc",
+    "import",
+    "predecessor",
+    "loops",
+    "audit",
+    "postgres",
+]
 
 
 def _format(check: Check) -> str:
@@ -126,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             ),
             "loops": lambda: bench_loops(cfg),
             "audit": lambda: bench_audit(cfg),
+            "postgres": lambda: bench_postgres(cfg),
         }
         for name in only:
             t0 = time.perf_counter()

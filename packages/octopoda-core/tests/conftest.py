@@ -111,7 +111,7 @@ def postgres_clean_url(postgres_url: str) -> Iterator[str]:
     """The run's database with Octopoda's tables emptied; the process's shared store on it
     (``AgentRuntime(store=url)``) is closed afterwards."""
     from octopoda._config import open_store
-    from octopoda._postgres_schema import TABLES
+    from octopoda._store.postgres.schema import TABLES
 
     with _admin(postgres_url) as conn:
         present = [

@@ -32,13 +32,12 @@ from octopoda import (
     ChainHead,
     Event,
     InvalidBundle,
-    MemoryWrite,
     SqliteStore,
     VerifyReport,
     verify_audit_bundle,
 )
 from octopoda._events import GENESIS_HASH, event_hash
-from octopoda._store import agent_namespace
+from octopoda.store import MemoryWrite, agent_namespace
 from octopoda.testing import FrozenClock
 
 AGENT = "auditor"

@@ -40,12 +40,12 @@ from octopoda import (
     OctopodaError,
     SharedValue,
     SharedVersion,
-    SpaceRow,
     SqliteStore,
     Store,
     VersionConflict,
 )
 from octopoda._client import IDLE_AFTER_SECONDS
+from octopoda.store import SpaceRow
 from octopoda.testing import FrozenClock
 
 T0 = 1_750_000_000.0

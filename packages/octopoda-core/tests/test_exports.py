@@ -1,4 +1,5 @@
-"""The public surface of ``octopoda``: what ``__all__`` lists, exists and covers, and what
+"""The public surface of ``octopoda`` and of its backend SPI ``octopoda.store``: what
+``__all__`` lists, exists and covers, what moved (and still works, with a warning), and what
 ``import octopoda`` loads (in the spirit of httpx's tests/test_exported_members.py)."""
 
 from __future__ import annotations
@@ -15,26 +16,48 @@ import subprocess
 import sys
 import types
 import typing
+import warnings
 from typing import Any
 
 import pytest
 
 import octopoda
+import octopoda.store
 
 # Modules whose every listed name is part of the user-facing API.
-USER_FACING_MODULES = ["_errors", "_records", "_runtime", "_sqlite", "_audit"]
+USER_FACING_MODULES = ["_errors", "_records", "_runtime", "_store.sqlite.store", "_audit"]
+# Modules whose every listed name is part of the backend SPI (octopoda.store).
+SPI_MODULES = ["_store.ops", "_store.rows", "_store.protocol"]
+# The names that moved from octopoda to octopoda.store (deprecated aliases for one release).
+MOVED = [
+    "AgentRow",
+    "ConflictRow",
+    "CreateSpace",
+    "EraseKey",
+    "MarkRead",
+    "MemoryWrite",
+    "MessageRow",
+    "Op",
+    "ResolveConflict",
+    "SendMessage",
+    "SnapshotRow",
+    "SpaceRow",
+    "StoredRow",
+]
 # Names only imported for type checking in the library (resolved here to read the hints).
 _HINT_NAMES = {"timedelta": datetime.timedelta, "Path": pathlib.Path}
 
 
 def _library_modules() -> list[types.ModuleType]:
-    """octopoda's private modules, except the command line (which needs click)."""
+    """octopoda's private modules and packages, except the command line (which needs
+    click)."""
     names = [
         m.name
-        for m in pkgutil.iter_modules(octopoda.__path__)
-        if m.name.startswith("_") and not m.name.startswith(("_cli", "__"))
+        for m in pkgutil.walk_packages(octopoda.__path__, "octopoda.")
+        if m.name.split(".")[1].startswith("_")
+        and not m.name.split(".")[1].startswith(("_cli", "__"))
     ]
-    return [importlib.import_module(f"octopoda.{name}") for name in sorted(names)]
+    return [importlib.import_module(name) for name in sorted(names)]
 
 
 def _load_everything() -> None:
@@ -135,13 +158,22 @@ def _signature_classes(cls: type) -> set[type]:
     return found
 
 
+def _exported(cls: type) -> bool:
+    """Named by ``octopoda`` or by the backend SPI ``octopoda.store``."""
+    for module in (octopoda, octopoda.store):
+        if cls.__name__ in module.__all__ and getattr(module, cls.__name__) is cls:
+            return True
+    return False
+
+
 def test_types_in_public_signatures_are_exported() -> None:
     """A user (or a Store backend) can name every type the public API takes or returns."""
     _load_everything()
     seen: set[type] = set()
     todo = [
         obj
-        for obj in (getattr(octopoda, n) for n in octopoda.__all__)
+        for module in (octopoda, octopoda.store)
+        for obj in (getattr(module, n) for n in module.__all__)
         if isinstance(obj, type) and not isinstance(obj, types.GenericAlias)  # 3.10: aliases
     ]
     while todo:
@@ -150,10 +182,59 @@ def test_types_in_public_signatures_are_exported() -> None:
             continue
         seen.add(cls)
         todo.extend(_signature_classes(cls) - seen)
-    missing = sorted(
-        f"{c.__module__}.{c.__name__}" for c in seen if getattr(octopoda, c.__name__, None) is not c
-    )
+    missing = sorted(f"{c.__module__}.{c.__name__}" for c in seen if not _exported(c))
     assert missing == []
+
+
+# -- the backend SPI: octopoda.store ----------------------------------------------------------
+
+
+def test_store_all_is_sorted_unique_and_exists() -> None:
+    names = octopoda.store.__all__
+    assert names == sorted(names) and len(set(names)) == len(names)
+    for name in names:
+        assert getattr(octopoda.store, name) is not None
+    assert sorted(dir(octopoda.store)) == names
+    namespace: dict[str, Any] = {}
+    exec("from octopoda.store import *", namespace)
+    assert sorted(k for k in namespace if k != "__builtins__") == names
+
+
+@pytest.mark.parametrize("module", SPI_MODULES)
+def test_spi_modules_are_fully_exported(module: str) -> None:
+    mod = importlib.import_module(f"octopoda.{module}")
+    for name in mod.__all__:
+        if name.isupper():  # constants (SPACE_PREFIX) stay private
+            continue
+        assert name in octopoda.store.__all__, f"octopoda.{module}.{name} is not exported"
+        assert getattr(octopoda.store, name) is getattr(mod, name)
+
+
+def test_the_stores_and_the_protocol_are_in_both() -> None:
+    for name in ("Store", "SqliteStore", "PostgresStore"):
+        assert name in octopoda.__all__ and name in octopoda.store.__all__
+        assert getattr(octopoda, name) is getattr(octopoda.store, name)
+
+
+def test_moved_names_are_not_in_all() -> None:
+    assert set(MOVED) <= set(octopoda.store.__all__)
+    assert set(MOVED).isdisjoint(octopoda.__all__)
+    assert set(MOVED).isdisjoint(dir(octopoda))
+
+
+@pytest.mark.parametrize("name", MOVED)
+def test_moved_names_still_work_with_a_warning_naming_the_new_place(name: str) -> None:
+    with pytest.warns(DeprecationWarning, match=rf"octopoda\.store import {name}\b"):
+        value = getattr(octopoda, name)
+    assert value is getattr(octopoda.store, name)
+    with pytest.warns(DeprecationWarning):  # every access warns: nothing is cached
+        exec(f"from octopoda import {name}", {})
+
+
+def test_the_store_submodule_is_an_attribute_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert octopoda.store is importlib.import_module("octopoda.store")
 
 
 def test_version_matches_the_distribution() -> None:
@@ -185,6 +266,7 @@ def _modules_loaded_by(code: str) -> dict[str, list[str]]:
             "import octopoda\noctopoda.AgentRuntime('a', store=':memory:').remember('k', 1)",
             id="import-and-remember",
         ),
+        pytest.param("import octopoda.store", id="import-the-spi"),
     ],
 )
 def test_import_loads_only_the_standard_library(code: str) -> None:

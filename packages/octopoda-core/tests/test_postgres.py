@@ -26,18 +26,17 @@ from octopoda import (
     ConfigError,
     Event,
     InvalidInput,
-    MemoryWrite,
     Pipeline,
     SchemaTooNew,
     SqliteStore,
     StorageError,
     VersionConflict,
 )
-from octopoda._store import agent_namespace
+from octopoda.store import MemoryWrite, agent_namespace
 from octopoda.testing import StoreConformance
 
 if TYPE_CHECKING:
-    from octopoda._postgres import PostgresStore
+    from octopoda import PostgresStore
 
 ROOT = Path(__file__).resolve().parents[3]
 PROCESS_TIMEOUT = 240.0
@@ -45,7 +44,7 @@ WRITES = int(os.environ.get("OCTOPODA_TEST_PG_WRITES", "500"))  # per process
 
 
 def open_pg(url: str, **kwargs: Any) -> PostgresStore:
-    from octopoda._postgres import PostgresStore
+    from octopoda import PostgresStore
 
     return PostgresStore(url, **kwargs)
 
@@ -189,7 +188,8 @@ def test_a_remember_is_six_statements_in_two_round_trips(
 ) -> None:
     import psycopg
 
-    from octopoda import _postgres_schema as q
+    from octopoda._store.postgres import schema as q
+    from octopoda._store.postgres.locks import LOCK
 
     statements: list[str] = []
     store = open_pg(postgres_clean_url, min_size=1, max_size=1, tracer=statements.append)
@@ -207,7 +207,7 @@ def test_a_remember_is_six_statements_in_two_round_trips(
                 conn.pgconn.untrace()
         assert statements == [
             "BEGIN",
-            q.LOCK,
+            LOCK,
             q.HEAD_AND_KEY,  # ---- round trip 1 ends; the pipeline runs here
             q.INSERT_MEMORY,
             q.INSERT_EVENT,
@@ -218,14 +218,14 @@ def test_a_remember_is_six_statements_in_two_round_trips(
         assert turns == 2, trace.read_text()  # the client waits for the server twice
         statements.clear()
         agent.recall("k")
-        assert statements == [q.LATEST]
+        assert statements == [q.READS.latest]
     finally:
         store.close()
 
 
 def test_lock_plan_order_and_bulk_mode() -> None:
-    from octopoda._postgres_schema import KEY_LOCK_LIMIT, lock_id, lock_plan
-    from octopoda._store import CreateSpace, Op, ResolveConflict, SendMessage
+    from octopoda._store.postgres.locks import KEY_LOCK_LIMIT, lock_id, lock_plan
+    from octopoda.store import CreateSpace, Op, ResolveConflict, SendMessage
 
     slots = [("agent:a", "k2"), ("space:x", "k1"), ("agent:a", "k1")]
     ids, shared = lock_plan("a", slots)
@@ -284,7 +284,7 @@ def test_compare_and_set_between_two_hosts(postgres_clean_url: str) -> None:
 
 def test_operations_are_checked_inside_the_commit(pg: PostgresStore) -> None:
     from octopoda import AccessDenied, NotFound
-    from octopoda._store import CreateSpace, MarkRead, ResolveConflict, SendMessage
+    from octopoda.store import CreateSpace, MarkRead, ResolveConflict, SendMessage
 
     commit(pg, [], agent="owner", ops=[CreateSpace("club", ("owner",))])
     with pytest.raises(InvalidInput, match="already exists"):
@@ -357,7 +357,7 @@ def test_a_connection_lost_after_chaining_reports_the_outcome(postgres_clean_url
 def test_a_writer_stuck_holding_the_agent_lock_times_out_clearly(
     postgres_clean_url: str,
 ) -> None:
-    from octopoda._postgres_schema import lock_id
+    from octopoda._store.postgres.locks import lock_id
 
     store = open_pg(postgres_clean_url, lock_timeout=0.3)
     try:
@@ -373,7 +373,7 @@ def test_a_writer_stuck_holding_the_agent_lock_times_out_clearly(
 
 
 def test_errors_say_what_to_do(postgres_admin_url: str) -> None:
-    from octopoda._postgres import redact_url
+    from octopoda._store.postgres.driver import redact_url
 
     with pytest.raises(StorageError, match="check that the server runs"):
         open_pg("postgresql://nobody:secret@127.0.0.1:1/x?connect_timeout=2")
@@ -397,7 +397,7 @@ def test_a_closed_store_says_so(pg: PostgresStore) -> None:
 
 
 def test_info_and_integrity_check(pg: PostgresStore) -> None:
-    from octopoda._postgres_schema import MIGRATIONS
+    from octopoda._store.postgres.schema import MIGRATIONS
 
     commit(pg, [json_write("k", "1")])
     info = pg.info()
@@ -449,7 +449,7 @@ def test_another_applications_tables_are_not_touched(postgres_url: str) -> None:
 OPENER = r"""
 import json, sys, time
 from octopoda import AgentRuntime
-from octopoda._postgres import PostgresStore
+from octopoda import PostgresStore
 url, agent, start_at = sys.argv[1], sys.argv[2], float(sys.argv[3])
 while time.time() < start_at:
     time.sleep(0.001)
@@ -491,7 +491,7 @@ def run_together(script: str, argv: list[list[str]], delay: float = 1.5) -> list
 def test_six_hosts_migrate_one_empty_database_at_once(
     postgres_databases: Callable[[], str],
 ) -> None:
-    from octopoda._postgres_schema import MIGRATIONS
+    from octopoda._store.postgres.schema import MIGRATIONS
 
     url = postgres_databases()
     results = run_together(OPENER, [[url, f"host{i}"] for i in range(6)])
@@ -661,7 +661,7 @@ def test_the_quickstart_runs_on_postgresql_by_environment_variable(
 def test_one_store_per_url_and_process(
     postgres_clean_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from octopoda._postgres import PostgresStore
+    from octopoda import PostgresStore
 
     first = AgentRuntime("a", store=postgres_clean_url)
     second = AgentRuntime("b", store=postgres_clean_url, durability="full")
@@ -676,7 +676,8 @@ def test_without_the_extra_the_error_names_the_install_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "psycopg", None)
-    monkeypatch.delitem(sys.modules, "octopoda._postgres", raising=False)
+    for name in [m for m in sys.modules if m.startswith("octopoda._store.postgres.")]:
+        monkeypatch.delitem(sys.modules, name)  # imported again, without psycopg
     with pytest.raises(ConfigError, match=r"pip install 'octopoda-core\[postgres\]'"):
         AgentRuntime("a", store="postgresql://postgres@127.0.0.1:5432/postgres")
 

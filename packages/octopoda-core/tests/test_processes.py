@@ -30,8 +30,8 @@ import pytest
 
 from octopoda import AgentRuntime, SqliteStore
 from octopoda._events import GENESIS_HASH, event_hash
-from octopoda._sqlite_schema import APPLICATION_ID, MIGRATIONS
-from octopoda._store import agent_namespace
+from octopoda._store.sqlite.schema import APPLICATION_ID, MIGRATIONS
+from octopoda.store import agent_namespace
 
 PROCS = Path(__file__).with_name("procs")
 PROCESS_TIMEOUT = 60.0  # seconds any helper process may run before the test fails

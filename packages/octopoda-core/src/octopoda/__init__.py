@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from ._collab import Conflict, Goal, Message, SharedValue, SharedVersion
     from ._events import AuditChainer, Pipeline, Processor
     from ._loops import LoopEventRef, LoopSignal, LoopStatus
-    from ._postgres import PostgresStore
     from ._records import (
         EraseResult,
         Event,
@@ -52,29 +51,30 @@ if TYPE_CHECKING:
     )
     from ._runtime import AgentRuntime
     from ._signing import SignedHead
-    from ._sqlite import SqliteStore
-    from ._store import (
-        AgentRow,
-        ConflictRow,
-        CreateSpace,
-        EraseKey,
-        MarkRead,
-        MemoryWrite,
-        MessageRow,
-        Op,
-        ResolveConflict,
-        SendMessage,
-        SnapshotRow,
-        SpaceRow,
-        Store,
-        StoredRow,
-    )
+    from ._store.postgres.store import PostgresStore
+    from ._store.protocol import Store
+    from ._store.sqlite.store import SqliteStore
     from ._timeline import Decision, MemoryDiff, MemoryView
+
+    # Deprecated here: the backend SPI lives in octopoda.store (see _MOVED below).
+    from .store import AgentRow as AgentRow
+    from .store import ConflictRow as ConflictRow
+    from .store import CreateSpace as CreateSpace
+    from .store import EraseKey as EraseKey
+    from .store import MarkRead as MarkRead
+    from .store import MemoryWrite as MemoryWrite
+    from .store import MessageRow as MessageRow
+    from .store import Op as Op
+    from .store import ResolveConflict as ResolveConflict
+    from .store import SendMessage as SendMessage
+    from .store import SnapshotRow as SnapshotRow
+    from .store import SpaceRow as SpaceRow
+    from .store import StoredRow as StoredRow
 
 # Everything but the errors loads on first use (PEP 562), so `import octopoda` stays cheap
 # for command-line tools and for programs that import it before they need it.
 _LAZY: dict[str, str] = {
-    "PostgresStore": "._postgres",
+    "PostgresStore": "._store.postgres.store",
     "AgentInfo": "._client",
     "Octopoda": "._client",
     "Conflict": "._collab",
@@ -82,22 +82,11 @@ _LAZY: dict[str, str] = {
     "Message": "._collab",
     "SharedValue": "._collab",
     "SharedVersion": "._collab",
-    "SpaceRow": "._store",
-    "CreateSpace": "._store",
-    "EraseKey": "._store",
-    "MarkRead": "._store",
-    "Op": "._store",
-    "ResolveConflict": "._store",
-    "SendMessage": "._store",
-    "ConflictRow": "._store",
-    "MessageRow": "._store",
     "LoopPolicy": "._actions",
     "Stats": "._actions",
     "LoopEventRef": "._loops",
     "LoopSignal": "._loops",
     "LoopStatus": "._loops",
-    "AgentRow": "._store",
-    "SnapshotRow": "._store",
     "AgentRuntime": "._runtime",
     "AuditChainer": "._events",
     "AuditTrail": "._audit",
@@ -111,28 +100,59 @@ _LAZY: dict[str, str] = {
     "MemoryItem": "._records",
     "MemoryVersion": "._records",
     "MemoryView": "._timeline",
-    "MemoryWrite": "._store",
     "Pipeline": "._events",
     "Processor": "._events",
     "RecallResult": "._records",
     "RestoreResult": "._records",
     "SignedHead": "._signing",
     "Snapshot": "._records",
-    "SqliteStore": "._sqlite",
-    "Store": "._store",
-    "StoredRow": "._store",
+    "SqliteStore": "._store.sqlite.store",
+    "Store": "._store.protocol",
     "VerifyReport": "._audit",
     "VersionRecord": "._records",
     "verify_audit_bundle": "._audit",
 }
 
 
+# The backend SPI's rows and ops moved to octopoda.store. Deprecated here for one release:
+# not in __all__, and each access warns, naming the new place (CHANGELOG "Deprecated").
+_MOVED: frozenset[str] = frozenset(
+    (
+        "AgentRow",
+        "ConflictRow",
+        "CreateSpace",
+        "EraseKey",
+        "MarkRead",
+        "MemoryWrite",
+        "MessageRow",
+        "Op",
+        "ResolveConflict",
+        "SendMessage",
+        "SnapshotRow",
+        "SpaceRow",
+        "StoredRow",
+    )
+)
+
+
 def __getattr__(name: str) -> object:
+    from importlib import import_module
+
+    if name in _MOVED:
+        import warnings
+
+        warnings.warn(
+            f"octopoda.{name} is deprecated and will be removed in the next release;"
+            f" import it from octopoda.store (from octopoda.store import {name})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(import_module(".store", __name__), name)
+    if name == "store":  # the backend SPI submodule, also as an attribute
+        return import_module(".store", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'octopoda' has no attribute {name!r}")
-    from importlib import import_module
-
     value = getattr(import_module(module, __name__), name)
     globals()[name] = value
     return value
@@ -149,7 +169,6 @@ __all__ = [
     "AccessDenied",
     "AgentInfo",
     "AgentPaused",
-    "AgentRow",
     "AgentRuntime",
     "AuditChainBroken",
     "AuditChainer",
@@ -157,10 +176,7 @@ __all__ = [
     "ChainHead",
     "ConfigError",
     "Conflict",
-    "ConflictRow",
-    "CreateSpace",
     "Decision",
-    "EraseKey",
     "EraseResult",
     "Event",
     "Goal",
@@ -175,39 +191,30 @@ __all__ = [
     "LoopPolicy",
     "LoopSignal",
     "LoopStatus",
-    "MarkRead",
     "MemoryDiff",
     "MemoryHealth",
     "MemoryItem",
     "MemoryVersion",
     "MemoryView",
-    "MemoryWrite",
     "Message",
-    "MessageRow",
     "NotFound",
     "Octopoda",
     "OctopodaError",
-    "Op",
     "Pipeline",
     "PostgresStore",
     "Processor",
     "RecallResult",
-    "ResolveConflict",
     "RestoreResult",
     "SchemaTooNew",
-    "SendMessage",
     "SharedValue",
     "SharedVersion",
     "SignedHead",
     "Snapshot",
     "SnapshotNotFound",
-    "SnapshotRow",
-    "SpaceRow",
     "SqliteStore",
     "Stats",
     "StorageError",
     "Store",
-    "StoredRow",
     "VerifyReport",
     "VersionConflict",
     "VersionRecord",

@@ -30,7 +30,7 @@ from ._config import default_store_path, is_postgres_url, parse_store_url
 from ._config import open_store as open_configured_store
 from ._errors import NotFound, OctopodaError
 from ._runtime import AgentRuntime
-from ._sqlite import SqliteStore
+from ._store.sqlite.store import SqliteStore
 from ._values import validate_agent_id
 
 __all__ = [

@@ -19,7 +19,7 @@ from ._cli_options import (
 )
 from ._cli_output import iso_time, record, table, text_cell, to_json
 from ._errors import OctopodaError
-from ._sqlite import SqliteStore
+from ._store.sqlite.store import SqliteStore
 from ._version import __version__
 
 __all__ = ["agents", "doctor", "version"]

@@ -3,7 +3,7 @@
 Resolution order for ``AgentRuntime(..., store=None)``:
 
 1. ``OCTOPODA_DATABASE_URL`` if set (a ``sqlite:///`` URL, a path, or a ``postgresql://`` URL,
-   which opens a :class:`~octopoda._postgres.PostgresStore` with the ``postgres`` extra);
+   which opens a :class:`~octopoda.PostgresStore` with the ``postgres`` extra);
 2. ``$OCTOPODA_HOME/octopoda.db`` if ``OCTOPODA_HOME`` is set;
 3. ``~/.octopoda/octopoda.db``.
 
@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ._postgres import PostgresStore
+    from ._store.postgres.store import PostgresStore
 from typing import Any, cast
 
 from ._errors import ConfigError
-from ._sqlite import SqliteStore
-from ._store import Store
+from ._store.protocol import Store
+from ._store.sqlite.store import SqliteStore
 
 __all__ = ["default_store_path", "is_postgres_url", "open_store", "parse_store_url"]
 
@@ -89,7 +89,9 @@ def _open_postgres(url: str, durability: str | None) -> Store:
     """
     if durability not in (None, "normal", "full"):
         raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
-    from ._postgres import PostgresStore  # raises ConfigError naming the extra when missing
+    from ._store.postgres.store import (
+        PostgresStore,
+    )  # raises ConfigError naming the extra when missing
 
     cache_key = (url, os.getpid())
     with _shared_lock:

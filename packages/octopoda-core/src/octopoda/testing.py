@@ -25,12 +25,22 @@ from typing import Any
 
 import pytest
 
-from ._errors import InvalidInput, NotFound
+from ._errors import AccessDenied, InvalidInput, NotFound, VersionConflict
 from ._events import GENESIS_HASH, Pipeline, event_hash
 from ._records import Event
 from ._runtime import AgentRuntime
-from ._sqlite import SqliteStore
-from ._store import EraseKey, MemoryWrite, Store, agent_namespace
+from ._store.ops import (
+    CreateSpace,
+    EraseKey,
+    MarkRead,
+    MemoryWrite,
+    ResolveConflict,
+    SendMessage,
+    agent_namespace,
+    space_namespace,
+)
+from ._store.protocol import Store
+from ._store.sqlite.store import SqliteStore
 
 __all__ = ["FrozenClock", "StoreConformance", "capture_events", "memory_store"]
 
@@ -271,6 +281,90 @@ class StoreConformance:
         rows = list(store.all_versions(_NS))
         assert [(r.key, r.version) for r in rows] == [("a", 1), ("b", 1), ("b", 2)]
         assert store.value_bytes(_NS) == 3
+
+    # -- the commit planner's rules, as each store executes them ----------------------------
+
+    def test_a_refused_compare_and_set_stores_nothing(self, store: Store) -> None:
+        self.commit(store, [_json_write("k", "1")])
+        with pytest.raises(VersionConflict) as caught:
+            self.commit(store, [_json_write("j", "1"), _json_write("k", "2", expected_version=0)])
+        assert (caught.value.expected, caught.value.actual) == (0, 1)
+        assert store.latest(_NS, "j") is None and self._head(store) == 1
+        _, versions = self.commit(store, [_json_write("k", "2", expected_version=1)])
+        assert versions == [2]
+
+    def test_a_stale_shared_write_records_a_conflict(self, store: Store) -> None:
+        team = space_namespace("team")
+        self.commit(store, [_json_write("plan", '"b"', team)], agent="b", time=10.0)
+        stale = _json_write("plan", '"a"', team, seen_version=None, check_stale=True)
+        event, versions = self.commit(store, [stale], time=11.0)
+        [conflict] = store.conflicts(team)
+        assert event.payload["writes"][0]["conflict_id"] == conflict.id
+        assert conflict == conflict._replace(
+            namespace=team,
+            key="plan",
+            version=2,
+            author="a",
+            head_version=1,
+            head_author="b",
+            seen_version=None,
+            created_at=11.0,
+            seq=event.seq,
+            status="open",
+        )
+        assert versions == [2] and store.conflict(conflict.id) == conflict
+        seen = _json_write("plan", '"c"', team, seen_version=2, check_stale=True)
+        event, _ = self.commit(store, [seen], agent="c")
+        assert "conflict_id" not in event.payload["writes"][0]
+        event, _ = self.commit(store, [], ops=[ResolveConflict(conflict.id, "mine")])
+        assert store.conflicts(team) == [] and store.conflict(conflict.id).status == "resolved"  # type: ignore[union-attr]
+        with pytest.raises(InvalidInput, match="already resolved"):
+            self.commit(store, [], ops=[ResolveConflict(conflict.id, "theirs")])
+
+    def test_members_only_spaces(self, store: Store) -> None:
+        self.commit(store, [], agent="owner", ops=[CreateSpace("club", ("owner", "a"))])
+        row = store.space("club")
+        assert row is not None and (row.members, row.created_by) == (("owner", "a"), "owner")
+        with pytest.raises(InvalidInput, match="already exists"):
+            self.commit(store, [], ops=[CreateSpace("club", None)])
+        club = space_namespace("club")
+        with pytest.raises(AccessDenied, match="not a member of space 'club'"):
+            self.commit(store, [_json_write("k", "1", club)], agent="outsider")
+        with pytest.raises(AccessDenied):
+            send = SendMessage(None, "club", "info", '"hi"', "x")
+            self.commit(store, [], agent="outsider", ops=[send])
+        assert store.latest(club, "k") is None and store.agent("outsider") is None
+        _, versions = self.commit(store, [_json_write("k", "1", club)])
+        assert versions == [1]
+
+    def test_messages_get_their_ids_in_the_payload(self, store: Store) -> None:
+        sends = [SendMessage("b", None, "info", f'"{n}"', f"h{n}") for n in range(2)]
+        event, _ = self.commit(store, [], ops=sends, time=5.0)
+        messages = store.messages(recipient="b")
+        assert [m.body for m in messages] == ['"0"', '"1"']
+        assert event.payload["message_id"] == messages[-1].id > messages[0].id
+        assert (messages[0].sender, messages[0].seq, messages[0].created_at) == ("a", 1, 5.0)
+        read = MarkRead(messages[0].id)
+        with pytest.raises(NotFound):
+            self.commit(store, [], agent="b", ops=[read, read])
+        with pytest.raises(NotFound):
+            self.commit(store, [], agent="c", ops=[read])  # not addressed to c
+        self.commit(store, [], agent="b", ops=[read], time=6.0)
+        assert [m.id for m in store.messages(recipient="b", unread_only=True)] == [messages[1].id]
+        with pytest.raises(NotFound, match="no unread message"):
+            self.commit(store, [], agent="b", ops=[read])
+
+    def test_a_taken_snapshot_name_is_refused_before_the_pipeline_runs(self, store: Store) -> None:
+        self.commit(store, [], snapshot="s")
+        seen: list[Event] = []
+
+        def record(event: Event) -> Event:
+            seen.append(event)
+            return event
+
+        with pytest.raises(InvalidInput, match="already has a snapshot named 's'"):
+            store.commit(Event("a", "t", {}, 1.0), [], Pipeline([record]), snapshot="s")
+        assert seen == [] and self._head(store) == 1
 
     # -- snapshots --------------------------------------------------------------------------
 

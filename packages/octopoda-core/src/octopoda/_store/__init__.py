@@ -1,0 +1,55 @@
+"""The store layer: where a write becomes rows.
+
+* :mod:`.protocol`: the ``Store`` protocol, whose docstring is the contract every backend
+  keeps (``octopoda.testing.StoreConformance`` checks it);
+* :mod:`.ops` and :mod:`.rows`: what a commit asks for (memory writes, operations) and what
+  reads return (one named tuple per table row);
+* :mod:`.planner`: the pure commit planner, the rules of a write once for every backend;
+* :mod:`.reads`: the SQL reads, written once for every SQL dialect;
+* :mod:`.sqlite` and :mod:`.postgres`: the backends, each a schema module (migrations,
+  statements, its dialect) and a store class that reads, plans and executes.
+
+The public face of this layer (the backend SPI) is :mod:`octopoda.store`.
+"""
+
+from .ops import (
+    CreateSpace,
+    EraseKey,
+    MarkRead,
+    MemoryWrite,
+    Op,
+    ResolveConflict,
+    SendMessage,
+    agent_namespace,
+    space_namespace,
+)
+from .protocol import Store
+from .rows import (
+    AgentRow,
+    ConflictRow,
+    MessageRow,
+    SnapshotRow,
+    SpaceRow,
+    StoredRow,
+    stored_sha256,
+)
+
+__all__ = [
+    "AgentRow",
+    "ConflictRow",
+    "CreateSpace",
+    "EraseKey",
+    "MarkRead",
+    "MemoryWrite",
+    "MessageRow",
+    "Op",
+    "ResolveConflict",
+    "SendMessage",
+    "SnapshotRow",
+    "SpaceRow",
+    "Store",
+    "StoredRow",
+    "agent_namespace",
+    "space_namespace",
+    "stored_sha256",
+]

@@ -1,0 +1,262 @@
+"""One PostgreSQL commit in two round trips (psycopg's pipeline mode).
+
+1. :meth:`RoundTrips.begin` queues ``BEGIN``; the advisory locks of
+   :func:`~.locks.lock_plan`; the agent's head (creating the agent row if missing) with
+   each written key's head version and author; the preconditions of
+   :func:`~octopoda._store.reads.queue_preconditions`; and one reserved id per message sent.
+2. :meth:`RoundTrips.prepare` collects them into a
+   :class:`~octopoda._store.planner.HeadRead`, lets the planner decide, reserves the
+   conflicts' ids when a write is stale (one more round trip, only then) and stamps the
+   event. The pipeline runs (it hashes the event).
+3. :meth:`RoundTrips.finish` queues the memory rows, the operations, the event with the
+   new head, the status and the snapshot, and ``COMMIT``.
+
+Before any of it, :func:`check_storable` refuses what PostgreSQL would reject halfway
+through (a NUL character, a lone surrogate).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..._errors import InvalidInput
+from ..._events import GENESIS_HASH
+from ..._records import Event
+from ..ops import CreateSpace, EraseKey, MarkRead, MemoryWrite, Op, ResolveConflict, SendMessage
+from ..planner import (
+    NO_VERSION,
+    CommitPlan,
+    HeadRead,
+    KeyHead,
+    is_plain_commit,
+    plan_commit,
+    plan_plain_commit,
+    reads_needed,
+)
+from ..reads import Preconditions, collect_preconditions, queue_preconditions
+from . import schema as q
+from .driver import Connection
+from .locks import LOCK, lock_plan
+
+__all__ = ["Attempt", "RoundTrips", "check_storable"]
+
+
+def _check_text(text: str | None, what: str) -> None:
+    """Refuse text PostgreSQL cannot hold (NUL) or that is not valid Unicode."""
+    if text is None:
+        return
+    if "\x00" in text:
+        raise InvalidInput(
+            f"{what} {text[:40]!r} contains a NUL character, which PostgreSQL cannot store;"
+            " remove it"
+        )
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(
+                f"{what} {text[:40]!r} is not valid Unicode (a lone surrogate)"
+            ) from None
+
+
+def _check_op_text(op: Op) -> None:
+    if isinstance(op, SendMessage):
+        for text, what in ((op.recipient, "recipient"), (op.space, "space")):
+            _check_text(text, what)
+        _check_text(op.message_type, "message type")
+        _check_text(op.body, "message body")
+        _check_text(op.body_sha256, "message digest")
+    elif isinstance(op, CreateSpace):
+        _check_text(op.name, "space name")
+        for member in op.members or ():
+            _check_text(member, "space member")
+    elif isinstance(op, ResolveConflict):
+        _check_text(op.resolution, "resolution")
+    elif isinstance(op, EraseKey):
+        _check_text(op.key, "key")
+
+
+def check_storable(
+    event: Event,
+    writes: Sequence[MemoryWrite],
+    ops: Sequence[Op],
+    snapshot: str | None,
+    status: tuple[str, str | None] | None,
+) -> None:
+    """Refuse, before any I/O, what PostgreSQL would reject halfway through a commit."""
+    _check_text(event.agent, "agent id")
+    _check_text(event.kind, "event kind")
+    _check_text(snapshot, "snapshot name")
+    for text in status or ():
+        _check_text(text, "agent status")
+    for w in writes:
+        _check_text(w.namespace, "namespace")
+        _check_text(w.key, "key")
+        for tag in w.tags:
+            _check_text(tag, "tag")
+        if w.encoding == "json" and isinstance(w.data, str) and "\x00" in w.data:
+            raise InvalidInput(
+                f"the JSON text of {w.key!r} holds a raw NUL character, which PostgreSQL cannot"
+                " store; encode values with Octopoda, which writes it as \\u0000"
+            )
+    for op in ops:
+        _check_op_text(op)
+
+
+class Attempt:
+    """How far one commit attempt got: once ``chained``, it is never repeated blindly."""
+
+    __slots__ = ("chained", "in_pipeline")
+
+    def __init__(self) -> None:
+        self.chained = False
+        self.in_pipeline = False
+
+
+class RoundTrips:
+    """One commit attempt's statements and state across its round trips (module doc)."""
+
+    def __init__(
+        self,
+        tracer: Callable[[str], None] | None,
+        event: Event,
+        writes: Sequence[MemoryWrite],
+        ops: Sequence[Op],
+        snapshot: str | None,
+        replace_snapshot: bool,
+        status: tuple[str, str | None] | None,
+        expected_seq: int | None,
+    ) -> None:
+        self.tracer = tracer
+        self.event = event
+        self.writes = writes
+        self.ops = ops
+        self.snapshot = snapshot
+        self.replace_snapshot = replace_snapshot
+        self.status = status
+        self.expected_seq = expected_seq
+        self.needs = reads_needed(writes, ops, snapshot, replace_snapshot)
+        self.locks = lock_plan(event.agent, self.needs.slots, ops)
+        self.cursors: dict[str, Any] = {}
+        self.queued: Preconditions | None = None
+        self.message_cursors: list[Any] = []
+        self.plan: CommitPlan | None = None
+        self.conflict_ids: list[int] = []
+        self.message_ids: list[int] = []
+
+    @property
+    def versions(self) -> list[int]:
+        return [] if self.plan is None else self.plan.versions
+
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] | None = None) -> Any:
+        if self.tracer is not None:
+            self.tracer(sql)
+        return conn.execute(sql, params)
+
+    def begin(self, conn: Connection) -> None:
+        """Queue round trip 1: lock, create the agent row, read what the commit depends on."""
+        agent = self.event.agent
+        run = self.run
+        run(conn, "BEGIN")
+        run(conn, LOCK, self.locks)
+        head = (agent, self.event.time, GENESIS_HASH, agent)
+        slots = self.needs.slots
+        if len(slots) == 1:
+            self.cursors["head"] = run(conn, q.HEAD_AND_KEY, (*head, *slots[0]))
+        else:
+            self.cursors["head"] = run(conn, q.HEAD, head)
+        if len(slots) > 1:
+            names = [s[0] for s in slots], [s[1] for s in slots]
+            self.cursors["keys"] = run(conn, q.KEY_HEADS, names)
+        self.queued = queue_preconditions(
+            q.READS, lambda sql, params: run(conn, sql, params), agent, self.needs
+        )
+        self.message_cursors = [run(conn, q.NEXT_MESSAGE_ID) for _ in range(self.needs.messages)]
+
+    def prepare(self, conn: Connection) -> None:
+        """Plan the commit on what round trip 1 read, reserve the conflicts' ids, and stamp
+        the event. Raises (before the pipeline runs) what the planner raises."""
+        event, writes = self.event, self.writes
+        head = self.cursors["head"].fetchone()
+        if is_plain_commit(writes, self.ops, self.snapshot):  # every remember
+            version = (head[2] or 0) if writes else 0
+            plan = plan_plain_commit(event, writes, head[0], head[1], version, self.expected_seq)
+        else:
+            plan = plan_commit(
+                event,
+                writes,
+                self._head_read(head),
+                ops=self.ops,
+                snapshot=self.snapshot,
+                replace_snapshot=self.replace_snapshot,
+                expected_seq=self.expected_seq,
+            )
+        self.plan = plan
+        self.message_ids = [cursor.fetchone()[0] for cursor in self.message_cursors]
+        if plan.conflicts:  # their ids go into the payload: one more round trip, only here
+            reserved = self.run(conn, q.NEXT_CONFLICT_IDS, (len(plan.conflicts),))
+            self.conflict_ids = [r[0] for r in reserved]
+        plan.stamp(event, self.conflict_ids, self.message_ids)
+
+    def _head_read(self, head: tuple[Any, ...]) -> HeadRead:
+        slots = self.needs.slots
+        keys: dict[tuple[str, str], KeyHead] = {}
+        if len(slots) == 1:
+            keys[slots[0]] = KeyHead(head[2] or 0, head[3])
+        elif slots:
+            for slot, found in zip(slots, self.cursors["keys"].fetchall(), strict=True):
+                keys[slot] = NO_VERSION if found[0] is None else KeyHead(*found)
+        assert self.queued is not None, "begin() queues the reads prepare() collects"
+        return HeadRead(head[0], head[1], keys, **collect_preconditions(q.READS, self.queued))
+
+    def finish(self, conn: Connection, event: Event) -> None:
+        """Queue round trip 2: rows, operations, the event, the head, then COMMIT."""
+        plan = self.plan
+        assert plan is not None, "prepare() plans what finish() writes"
+        run = self.run
+        agent, seq, time = event.agent, plan.seq, self.event.time
+        rows = [
+            q.memory_row(w, v, agent, seq, time)
+            for w, v in zip(plan.writes, plan.versions, strict=True)
+        ]
+        if len(rows) == 1:
+            run(conn, q.INSERT_MEMORY, rows[0])
+        elif rows:
+            if self.tracer is not None:
+                self.tracer(q.INSERT_MEMORY)
+            conn.cursor().executemany(q.INSERT_MEMORY, rows)
+        for conflict_id, conflict in zip(self.conflict_ids, plan.conflicts, strict=True):
+            run(conn, q.INSERT_CONFLICT, (conflict_id, *conflict[:9]))
+        self._apply_ops(conn, plan, agent, seq, time)
+        chained = (event.payload_text, event.prev_hash, event.hash)
+        new_head = (seq, event.hash, event.time, agent)
+        run(conn, q.INSERT_EVENT, (agent, seq, event.time, event.kind, *chained, *new_head))
+        if self.status is not None:
+            run(conn, q.SET_STATUS, (*self.status, agent))
+        if self.snapshot is not None:
+            sql = q.REPLACE_SNAPSHOT if self.replace_snapshot else q.INSERT_SNAPSHOT
+            run(conn, sql, (agent, self.snapshot, seq, event.time))
+        run(conn, "COMMIT")
+
+    def _apply_ops(
+        self, conn: Connection, plan: CommitPlan, agent: str, seq: int, time: float
+    ) -> None:
+        run = self.run
+        message_ids = iter(self.message_ids)
+        erasures = iter(plan.erasures)
+        for op in plan.ops:
+            if isinstance(op, SendMessage):
+                sender = (next(message_ids), agent, op.recipient, op.space, op.message_type)
+                run(conn, q.INSERT_MESSAGE, (*sender, op.body, op.body_sha256, time, seq))
+            elif isinstance(op, MarkRead):
+                run(conn, q.MARK_READ, (time, op.message_id, agent))
+            elif isinstance(op, CreateSpace):
+                members = None if op.members is None else json.dumps(list(op.members))
+                run(conn, q.INSERT_SPACE, (op.name, time, agent, members))
+            elif isinstance(op, ResolveConflict):
+                run(conn, q.RESOLVE_CONFLICT, (op.resolution, agent, time, op.conflict_id))
+            elif isinstance(op, EraseKey):
+                _, versions = next(erasures)
+                run(conn, q.ERASE, (op.namespace, op.key, list(versions)))

@@ -1,0 +1,123 @@
+"""psycopg, imported once (a missing ``postgres`` extra raises ``ConfigError`` with its
+install line, whichever module of this package is imported first), and its errors:
+classified for retries, and mapped to Octopoda's (``StorageError``, or ``InvalidInput`` for
+text PostgreSQL cannot hold), each saying what to do.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from ..._errors import ConfigError, InvalidInput, OctopodaError, StorageError
+
+try:
+    import psycopg
+    from psycopg.pq import TransactionStatus
+    from psycopg.rows import TupleRow
+    from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
+except ImportError as exc:  # pragma: no cover - tested in a process without psycopg
+    raise ConfigError(
+        f"PostgreSQL stores need the 'postgres' extra ({exc}):"
+        " pip install 'octopoda-core[postgres]'"
+    ) from None
+
+__all__ = [
+    "Connection",
+    "ConnectionPool",
+    "TransactionStatus",
+    "driver_error",
+    "is_disconnect",
+    "is_nul",
+    "is_transient",
+    "psycopg",
+    "redact_url",
+]
+
+Connection = psycopg.Connection[TupleRow]
+
+_HINTS: Final = {
+    "42501": "grant the role the privileges it needs (CREATE on the schema, or SELECT, INSERT"
+    " and UPDATE on Octopoda's tables)",
+    "25006": "the server is read-only (a standby?); point the URL at the primary",
+    "53300": "the server has too many connections; lower max_size or raise max_connections",
+    "53100": "the server's disk is full; free space",
+    "57014": "a statement was cancelled (statement_timeout?); raise the timeout",
+    "42P01": "Octopoda's tables are missing; open the store again to create them",
+    "3D000": "create the database (createdb NAME) or fix the URL",
+}
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password replaced by ``***`` (for messages, ``url`` and ``repr``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://..."
+    netloc = parts.netloc
+    userinfo, at, hosts = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{hosts}"
+    items = [item.partition("=") for item in parts.query.split("&") if item]
+    query = "&".join(
+        f"{k}=***" if k.lower() == "password" else f"{k}{sep}{v}" for k, sep, v in items
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def is_disconnect(exc: BaseException) -> bool:
+    """A broken or refused connection (worth retrying on a fresh one)."""
+    if isinstance(exc, (PoolTimeout, PoolClosed)) or not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate
+    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03")
+
+
+def is_nul(exc: BaseException) -> bool:
+    """psycopg refused a parameter holding a NUL character (before sending anything)."""
+    return isinstance(exc, psycopg.DataError) and exc.sqlstate is None and "NUL" in str(exc)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A failure a new attempt may not hit: deadlock, serialization failure, lost connection."""
+    if isinstance(exc, psycopg.Error) and exc.sqlstate in ("40001", "40P01"):
+        return True
+    return is_disconnect(exc)
+
+
+def _connect_hint(text: str) -> str:
+    if "does not exist" in text:
+        return "create the database (createdb NAME) or fix the URL"
+    if "authentication" in text or "password" in text:
+        return "check the user name and password in the URL"
+    return "check that the server runs and accepts connections, and the URL"
+
+
+def driver_error(
+    exc: BaseException, *, where: str, timeout: float, max_size: int, lock_timeout: float
+) -> OctopodaError:
+    """Map a driver error of the store at ``where`` to an Octopoda error that says what to
+    do (``timeout``, ``max_size``, ``lock_timeout``: the store's settings, for the hints)."""
+    if isinstance(exc, UnicodeEncodeError):
+        return InvalidInput(f"text that is not valid Unicode cannot be stored ({exc})")
+    if isinstance(exc, PoolTimeout):
+        return StorageError(
+            f"no connection to {where} became free within {timeout:g}s (pool of"
+            f" {max_size}); raise max_size or timeout, or check the server"
+        )
+    if isinstance(exc, PoolClosed):
+        return StorageError(f"the store {where} is closed; open a new one")
+    text = " ".join(str(exc).split())
+    if is_nul(exc):
+        return InvalidInput(f"PostgreSQL cannot store text with a NUL character ({text})")
+    state: Any = getattr(exc, "sqlstate", None)
+    if isinstance(exc, psycopg.OperationalError) and state is None:
+        return StorageError(f"cannot use PostgreSQL at {where} ({text}); {_connect_hint(text)}")
+    if state == "55P03":
+        return StorageError(
+            f"waited more than {lock_timeout:g}s at {where} for a lock held by another"
+            " writer of the same agent or key; raise lock_timeout, or find the process"
+            " holding a long transaction (pg_stat_activity)"
+        )
+    hint = _HINTS.get(state or "", "see the PostgreSQL server log")
+    return StorageError(f"PostgreSQL at {where} failed ({state}: {text}); {hint}")

@@ -1,0 +1,338 @@
+"""PostgreSQL schema and SQL: named, append-only migrations, the PostgreSQL
+:class:`~octopoda._store.reads.Dialect`, and the commit's statements (pure: no I/O;
+``PostgresStore`` executes them).
+
+Never edit a migration that has shipped; add another. The tables are the SQLite schema's
+(:mod:`octopoda._store.sqlite.schema`), with the same migration names, in PostgreSQL's
+dialect:
+
+* names (agent ids, namespaces, keys, snapshot and space names) are ``text COLLATE "C"``:
+  compared and ordered by their UTF-8 bytes, exactly like SQLite's BINARY collation,
+  whatever the database's locale;
+* a value is stored in ``value_text`` (``json``: the exact JSON text, so its SHA-256 in the
+  audit event is over the same bytes) or ``value_bytea`` (``bytes``); a tombstone and an
+  erased version have neither;
+* tags and space members are ``jsonb`` arrays (tags are queried by containment);
+* times are ``double precision`` Unix seconds, as in SQLite; ids are identity columns.
+
+Every migration runs in one transaction with its ``schema_migrations`` record, under a
+transaction-level advisory lock (:data:`MIGRATION_LOCK`), so several hosts opening one empty
+database at once apply each migration exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..ops import MemoryWrite
+from ..reads import Dialect, ReadSql
+from ..rows import StoredRow
+
+__all__ = [
+    "CREATE_MIGRATIONS_TABLE",
+    "MIGRATIONS",
+    "MIGRATION_LOCK",
+    "READS",
+    "TABLES",
+    "PostgresDialect",
+    "memory_row",
+]
+
+# pg_advisory_xact_lock key serialising migrations in one database: ASCII "octopoda" as a
+# big-endian signed 64-bit integer. Commits lock hashed keys (see lock_plan).
+MIGRATION_LOCK: Final = int.from_bytes(b"octopoda", "big", signed=True)
+
+# The tables Octopoda owns, besides schema_migrations (for info() and integrity_check()).
+TABLES: Final = (
+    "agents",
+    "memories",
+    "events",
+    "snapshots",
+    "signed_heads",
+    "spaces",
+    "conflicts",
+    "messages",
+)
+
+CREATE_MIGRATIONS_TABLE: Final = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations"
+    ' (name text COLLATE "C" PRIMARY KEY, applied_at double precision NOT NULL)'
+)
+
+MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    (
+        "0001_initial",
+        (
+            """CREATE TABLE agents (
+                id          text COLLATE "C" PRIMARY KEY,
+                created_at  double precision NOT NULL,
+                status      text NOT NULL DEFAULT 'active',
+                metadata    jsonb,
+                head_seq    bigint NOT NULL DEFAULT 0,
+                head_hash   text NOT NULL,
+                last_active double precision
+            )""",
+            """CREATE TABLE memories (
+                namespace   text COLLATE "C" NOT NULL,
+                key         text COLLATE "C" NOT NULL,
+                version     bigint NOT NULL,
+                encoding    text NOT NULL,
+                value_text  text,
+                value_bytea bytea,
+                tags        jsonb,
+                author      text COLLATE "C",
+                created_at  double precision NOT NULL,
+                expires_at  double precision,
+                seq         bigint NOT NULL,
+                erased      boolean NOT NULL DEFAULT false,
+                PRIMARY KEY (namespace, key, version)
+            )""",
+            """CREATE TABLE events (
+                agent       text COLLATE "C" NOT NULL,
+                seq         bigint NOT NULL,
+                time        double precision NOT NULL,
+                kind        text COLLATE "C" NOT NULL,
+                payload     text NOT NULL,
+                prev_hash   text NOT NULL,
+                hash        text NOT NULL,
+                PRIMARY KEY (agent, seq)
+            )""",
+            """CREATE TABLE snapshots (
+                agent       text COLLATE "C" NOT NULL,
+                name        text COLLATE "C" NOT NULL,
+                seq         bigint NOT NULL,
+                created_at  double precision NOT NULL,
+                PRIMARY KEY (agent, name)
+            )""",
+        ),
+    ),
+    (
+        "0002_signed_heads",
+        (
+            """CREATE TABLE signed_heads (
+                agent       text COLLATE "C" NOT NULL,
+                seq         bigint NOT NULL,
+                public_key  text COLLATE "C" NOT NULL,
+                hash        text NOT NULL,
+                signature   text NOT NULL,
+                created_at  double precision NOT NULL,
+                PRIMARY KEY (agent, seq, public_key)
+            )""",
+        ),
+    ),
+    (
+        "0003_agent_status_reason",
+        ("ALTER TABLE agents ADD COLUMN status_reason text",),
+    ),
+    (
+        "0004_spaces_conflicts_messages",
+        (
+            """CREATE TABLE spaces (
+                name        text COLLATE "C" PRIMARY KEY,
+                created_at  double precision NOT NULL,
+                created_by  text COLLATE "C" NOT NULL,
+                members     jsonb
+            )""",
+            """CREATE TABLE conflicts (
+                id           bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                namespace    text COLLATE "C" NOT NULL,
+                key          text COLLATE "C" NOT NULL,
+                version      bigint NOT NULL,
+                author       text COLLATE "C" NOT NULL,
+                head_version bigint NOT NULL,
+                head_author  text COLLATE "C",
+                seen_version bigint,
+                created_at   double precision NOT NULL,
+                seq          bigint NOT NULL,
+                status       text NOT NULL DEFAULT 'open',
+                resolution   text,
+                resolved_by  text COLLATE "C",
+                resolved_at  double precision
+            )""",
+            "CREATE INDEX conflicts_by_namespace ON conflicts (namespace, status, id)",
+            """CREATE TABLE messages (
+                id           bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                sender       text COLLATE "C" NOT NULL,
+                recipient    text COLLATE "C",
+                space        text COLLATE "C",
+                message_type text NOT NULL,
+                body         text NOT NULL,
+                body_sha256  text NOT NULL,
+                created_at   double precision NOT NULL,
+                read_at      double precision,
+                seq          bigint NOT NULL
+            )""",
+            "CREATE INDEX messages_to ON messages (recipient, id)",
+            "CREATE INDEX messages_from ON messages (sender, id)",
+            "CREATE INDEX messages_in_space ON messages (space, id)",
+        ),
+    ),
+)
+
+# -- reads --------------------------------------------------------------------------------
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL's spelling: ``%s`` placeholders, ``value_text``/``value_bytea``, ``jsonb``
+    tags and members, arrays for lists, ``DISTINCT ON`` for the newest version per key."""
+
+    param = "%s"
+    memory_columns = (
+        "key, version, encoding, value_text, value_bytea, tags, created_at, expires_at, seq,"
+        " author, erased"
+    )
+    value_size = "COALESCE(octet_length(value_text), octet_length(value_bytea), 0)"
+
+    def row(self, r: tuple[Any, ...]) -> StoredRow:
+        return StoredRow(
+            key=r[0],
+            version=r[1],
+            encoding=r[2],
+            data=r[3] if r[3] is not None else r[4],
+            tags=tuple(r[5]) if r[5] else (),
+            created_at=r[6],
+            expires_at=r[7],
+            seq=r[8],
+            author=r[9],
+            erased=r[10],
+        )
+
+    def members(self, value: Any) -> tuple[str, ...] | None:
+        return None if value is None else tuple(value)
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(%s::text[])", [list(values)]
+
+    def has_tags(self, tags: Sequence[str]) -> tuple[list[str], list[Any]]:
+        return ["m.tags @> %s::jsonb"], [json.dumps(list(tags), ensure_ascii=False)]
+
+    def latest_per_key(self, where: str, namespace: str) -> tuple[str, list[Any], str]:
+        columns = ", ".join("m." + c for c in self.memory_columns.split(", "))
+        sql = (
+            f"SELECT {columns} FROM (SELECT DISTINCT ON (key) {self.memory_columns}"
+            f" FROM memories WHERE {where} ORDER BY key, version DESC) m"
+        )
+        return sql, [], "m.key"
+
+
+READS: Final = ReadSql(PostgresDialect())
+
+# -- a commit -----------------------------------------------------------------------------
+
+# Round trip 1 (after BEGIN and the locks of locks.lock_plan): the agent row, its head, the
+# heads of the keys written; then the preconditions of reads.queue_preconditions.
+# The agent's head, creating the agent on its first commit. Under the agent's lock, the row
+# either exists and is visible to this statement, or the INSERT adds it: one row either way.
+_HEAD_CTE: Final = (
+    "WITH new AS (INSERT INTO agents (id, created_at, status, head_seq, head_hash)"
+    " VALUES (%s, %s, 'active', 0, %s) ON CONFLICT (id) DO NOTHING RETURNING head_seq, head_hash),"
+    " head AS (SELECT head_seq, head_hash FROM new"
+    " UNION ALL SELECT head_seq, head_hash FROM agents WHERE id = %s)"
+)
+HEAD: Final = _HEAD_CTE + " SELECT head_seq, head_hash FROM head"
+# The same, with the newest version and author of the one key written (params: HEAD's, then
+# namespace, key).
+HEAD_AND_KEY: Final = (
+    _HEAD_CTE + " SELECT head.head_seq, head.head_hash, k.version, k.author FROM head"
+    " LEFT JOIN LATERAL (SELECT version, author FROM memories WHERE namespace = %s AND key = %s"
+    " ORDER BY version DESC LIMIT 1) k ON true"
+)
+KEY_HEADS: Final = (
+    "SELECT h.version, h.author FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY"
+    " AS s(namespace, key, i) LEFT JOIN LATERAL (SELECT version, author FROM memories m"
+    " WHERE m.namespace = s.namespace AND m.key = s.key ORDER BY version DESC LIMIT 1) h"
+    " ON true ORDER BY s.i"
+)
+NEXT_MESSAGE_ID: Final = "SELECT nextval(pg_get_serial_sequence('messages', 'id'))"
+# After planning, only when a write is stale: one more round trip for the conflicts' ids.
+NEXT_CONFLICT_IDS: Final = (
+    "SELECT nextval(pg_get_serial_sequence('conflicts', 'id')) FROM generate_series(1, %s)"
+)
+
+# Round trip 2: rows, operations, event, head; then COMMIT.
+INSERT_MEMORY: Final = (
+    "INSERT INTO memories (namespace, key, version, encoding, value_text, value_bytea, tags,"
+    " author, created_at, expires_at, seq) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s,"
+    " %s, %s)"
+)
+INSERT_CONFLICT: Final = (
+    "INSERT INTO conflicts (id, namespace, key, version, author, head_version, head_author,"
+    " seen_version, created_at, seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+INSERT_MESSAGE: Final = (
+    "INSERT INTO messages (id, sender, recipient, space, message_type, body, body_sha256,"
+    " created_at, seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+MARK_READ: Final = "UPDATE messages SET read_at = %s WHERE id = %s AND recipient = %s"
+INSERT_SPACE: Final = (
+    "INSERT INTO spaces (name, created_at, created_by, members) VALUES (%s, %s, %s, %s::jsonb)"
+)
+RESOLVE_CONFLICT: Final = (
+    "UPDATE conflicts SET status = 'resolved', resolution = %s, resolved_by = %s,"
+    " resolved_at = %s WHERE id = %s"
+)
+# An erasure (params: namespace, key, versions). The old row versions stay in the table as
+# dead tuples until VACUUM removes them (docs/audit.md).
+ERASE: Final = (
+    "UPDATE memories SET value_text = NULL, value_bytea = NULL, erased = true"
+    " WHERE namespace = %s AND key = %s AND version = ANY(%s::bigint[])"
+)
+# The event and the agent's new head, in one statement.
+INSERT_EVENT: Final = (
+    "WITH event AS (INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s))"
+    " UPDATE agents SET head_seq = %s, head_hash = %s, last_active = %s WHERE id = %s"
+)
+SET_STATUS: Final = "UPDATE agents SET status = %s, status_reason = %s WHERE id = %s"
+INSERT_SNAPSHOT: Final = (
+    "INSERT INTO snapshots (agent, name, seq, created_at) VALUES (%s, %s, %s, %s)"
+)
+REPLACE_SNAPSHOT: Final = (
+    INSERT_SNAPSHOT + " ON CONFLICT (agent, name) DO UPDATE"
+    " SET seq = EXCLUDED.seq, created_at = EXCLUDED.created_at"
+)
+EVENT_HASH: Final = "SELECT hash FROM events WHERE agent = %s AND seq = %s"
+PUT_SIGNED_HEAD: Final = (
+    "INSERT INTO signed_heads (agent, seq, public_key, hash, signature, created_at)"
+    " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (agent, seq, public_key) DO UPDATE"
+    " SET hash = EXCLUDED.hash, signature = EXCLUDED.signature,"
+    " created_at = EXCLUDED.created_at RETURNING seq"
+)
+
+# Migrations and maintenance.
+HAS_MIGRATIONS: Final = "SELECT to_regclass('schema_migrations') IS NOT NULL"
+APPLIED_MIGRATIONS: Final = "SELECT name FROM schema_migrations ORDER BY name"
+MIGRATION_APPLIED: Final = "SELECT 1 FROM schema_migrations WHERE name = %s"
+RECORD_MIGRATION: Final = "INSERT INTO schema_migrations (name, applied_at) VALUES (%s, %s)"
+LOCK_MIGRATIONS: Final = f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"
+MISSING_TABLES: Final = "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NULL"
+BAD_HEADS: Final = (
+    "SELECT a.id, a.head_seq, a.head_hash, e.seq, e.hash FROM agents a LEFT JOIN LATERAL"
+    " (SELECT seq, hash FROM events WHERE agent = a.id ORDER BY seq DESC LIMIT 1) e ON true"
+    " WHERE a.head_seq <> COALESCE(e.seq, 0) OR a.head_hash <> COALESCE(e.hash, %s)"
+    " ORDER BY a.id LIMIT 20"
+)
+INFO: Final = (
+    "SELECT current_database(), current_schema(), current_setting('server_version'),"
+    " (SELECT COALESCE(SUM(pg_total_relation_size(to_regclass(t))), 0)"
+    "  FROM unnest(%s::text[]) AS t)"
+)
+
+
+def memory_row(w: MemoryWrite, version: int, author: str, seq: int, t: float) -> tuple[Any, ...]:
+    """The parameters of :data:`INSERT_MEMORY` for one write."""
+    return (
+        w.namespace,
+        w.key,
+        version,
+        w.encoding,
+        w.data if w.encoding == "json" else None,
+        w.data if w.encoding == "bytes" else None,
+        json.dumps(list(w.tags), ensure_ascii=False) if w.tags else None,
+        author,
+        t if w.created_at is None else w.created_at,
+        w.expires_at,
+        seq,
+    )

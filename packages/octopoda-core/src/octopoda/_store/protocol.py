@@ -1,0 +1,180 @@
+"""The store protocol: the few primitives every backend implements (its docstring is the
+contract; ``octopoda.testing.StoreConformance`` checks it).
+
+Memory rows are append-only versions ``(namespace, key, version)``; each records the
+``seq`` of the event that wrote it. Every change commits together with exactly one event
+of the acting agent (:meth:`Store.commit`), in one transaction: there is no write without
+its event and no event for a write that did not happen. Reads never write. Convenience (TTL,
+snapshots, restore, export, health) lives in the runtime above this protocol.
+
+A backend reads what a commit depends on inside its transaction, lets the commit planner
+(:func:`~octopoda._store.planner.plan_commit`) apply the rules of a write, and executes the
+plan; it never re-derives the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from .._records import Event
+from .._signing import SignedHead
+from .ops import MemoryWrite, Op
+from .rows import AgentRow, ConflictRow, MessageRow, SnapshotRow, SpaceRow, StoredRow
+
+__all__ = ["Store"]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What a backend provides: one write primitive (:meth:`commit`) and the reads.
+
+    The contract (``octopoda.testing.StoreConformance`` is its executable form):
+
+    * a commit is one transaction, durable once it returns; one that raises (the pipeline's
+      own errors included) leaves the store unchanged;
+    * per agent, event seqs are 1, 2, 3, ... without gaps, each event's ``prev_hash`` the
+      hash of the one before (``GENESIS_HASH`` first); per key, versions likewise;
+    * the rules of a write (next version, compare-and-set, stale write -> conflict row,
+      space membership, the operations' preconditions, a taken snapshot name) are those
+      of :func:`~octopoda.store.plan_commit`, with its errors, whatever the backend;
+    * keys and names are exact: case-sensitive, compared by code point, never by prefix;
+    * reads never write;
+    * driver errors never leave the store raw: they become ``StorageError`` (or
+      ``InvalidInput`` for text the backend cannot hold).
+    """
+
+    @property
+    def url(self) -> str: ...
+
+    def commit(
+        self,
+        event: Event,
+        writes: Sequence[MemoryWrite],
+        pipeline: Callable[[Event], Event],
+        *,
+        snapshot: str | None = None,
+        replace_snapshot: bool = False,
+        status: tuple[str, str | None] | None = None,
+        ops: Sequence[Op] = (),
+        expected_seq: int | None = None,
+    ) -> tuple[Event, list[int]]:
+        """Append ``writes`` and ``event`` in one transaction.
+
+        Inside it: assign each write its next version, set ``event.seq``/``event.prev_hash``
+        from the agent's head, record the writes in ``event.payload["writes"]``, run
+        ``pipeline(event)`` (which sets the hash), store rows and event, move the head, and
+        record ``snapshot`` (a name) at the event's seq when given (moving an existing one
+        only with ``replace_snapshot``; otherwise a taken name raises ``InvalidInput``).
+        With ``status`` (``(status, reason)``), set the agent's status in the same transaction.
+        ``ops`` (spaces, conflict resolutions, messages, erasures) are checked before the
+        pipeline runs, and what they create is recorded in the payload (``message_id``,
+        ``erased``, a write's ``conflict_id``), so the audit chain hashes it.
+        ``expected_seq``: raise ``VersionConflict`` unless the agent's head is still at that
+        seq (optimistic concurrency for read-then-write operations such as restore).
+        Returns the stored event and the versions assigned, in the order of ``writes``.
+        """
+        ...
+
+    def latest(self, namespace: str, key: str, as_of_seq: int | None = None) -> StoredRow | None:
+        """The newest version of ``key`` (written at or before ``as_of_seq`` when given)."""
+        ...
+
+    def version(self, namespace: str, key: str, version: int) -> StoredRow | None: ...
+
+    def history(self, namespace: str, key: str, limit: int | None = None) -> list[StoredRow]:
+        """Every version (or the newest ``limit``), newest first."""
+        ...
+
+    def current(
+        self,
+        namespace: str,
+        *,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        as_of_seq: int | None = None,
+        now: float | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        include_dead: bool = False,
+    ) -> list[StoredRow]:
+        """Latest version per key (as of ``as_of_seq``), ordered by key.
+
+        Without ``include_dead``, tombstones, erased versions and versions expired at ``now``
+        are left out (a key whose latest version then is erased has no value then).
+        """
+        ...
+
+    def all_versions(self, namespace: str) -> Iterator[StoredRow]:
+        """Every version of every key, by key then version."""
+        ...
+
+    def events(
+        self,
+        agent: str,
+        *,
+        after_seq: int = 0,
+        until_seq: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        kinds: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> Iterator[Event]:
+        """The agent's events in seq order."""
+        ...
+
+    def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
+        """Raw event rows ``(seq, time, kind, payload_text, prev_hash, hash)`` of ``agent`` in
+        seq order, without parsing payloads (for verification)."""
+        ...
+
+    def agent(self, agent: str) -> AgentRow | None: ...
+
+    def agents(self) -> list[AgentRow]: ...
+
+    def snapshot(self, agent: str, name: str) -> SnapshotRow | None: ...
+
+    def snapshots(self, agent: str) -> list[SnapshotRow]: ...
+
+    def space(self, name: str) -> SpaceRow | None: ...
+
+    def spaces(self) -> list[SpaceRow]: ...
+
+    def conflicts(
+        self, namespace: str, *, key: str | None = None, status: str | None = "open"
+    ) -> list[ConflictRow]:
+        """Conflicts of a namespace (a shared space), oldest first."""
+        ...
+
+    def conflict(self, conflict_id: int) -> ConflictRow | None: ...
+
+    def messages(
+        self,
+        *,
+        recipient: str | None = None,
+        space: str | None = None,
+        party: str | None = None,
+        unread_only: bool = False,
+        since: float | None = None,
+        after_id: int = 0,
+        limit: int | None = None,
+    ) -> list[MessageRow]:
+        """Messages to ``recipient`` (direct), broadcasts to ``space``, or (``party``) the
+        newest ``limit`` direct messages sent or received by an agent; by id, oldest first."""
+        ...
+
+    def message(self, message_id: int) -> MessageRow | None: ...
+
+    def put_signed_head(self, head: SignedHead) -> None:
+        """Keep a signed head of an agent's chain."""
+        ...
+
+    def signed_heads(self, agent: str) -> list[SignedHead]:
+        """The agent's signed heads, by seq."""
+        ...
+
+    def value_bytes(self, namespace: str) -> int:
+        """Total size of the stored values of a namespace, all versions."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,152 @@
+"""Opening an SQLite file for Octopoda: the connection's settings, the foreign-file check,
+the migrations (each in one ``BEGIN IMMEDIATE`` transaction with its record, re-checked
+under the write lock, so several processes opening a brand-new file at once are safe), and
+the mapping of sqlite3 errors to :class:`~octopoda.StorageError`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Final
+
+from ..._errors import SchemaTooNew, StorageError
+from .schema import APPLICATION_ID, MIGRATIONS
+
+__all__ = ["connect", "is_busy", "storage_error"]
+
+_CONNECT_RETRY_JITTER_US: Final = 45_000
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def storage_error(path: str, busy_timeout: float, exc: sqlite3.Error) -> StorageError:
+    """What a failed sqlite3 call of the store at ``path`` means, and what to do."""
+    text = str(exc)
+    if is_busy(exc):
+        return StorageError(
+            f"the store {path} stayed locked by another connection for more than"
+            f" {busy_timeout:g}s ({text}); raise busy_timeout or find the process"
+            " holding a long transaction"
+        )
+    if "not a database" in text or "malformed" in text:
+        return StorageError(
+            f"{path} is not a usable SQLite database ({text}); move it aside or"
+            " point Octopoda at another file"
+        )
+    if "readonly" in text:
+        return StorageError(f"the store {path} is read-only ({text}); check permissions")
+    return StorageError(f"the store {path} failed: {text}")
+
+
+def connect(
+    path: str,
+    *,
+    durability: str,
+    busy_timeout: float,
+    tracer: Callable[[str], None] | None,
+) -> sqlite3.Connection:
+    """A configured, migrated connection to ``path``; retried (with jitter) while another
+    process holds the file locked, up to ``busy_timeout``."""
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(
+                path,
+                timeout=busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                cached_statements=256,
+            )
+            if tracer is not None:
+                conn.set_trace_callback(tracer)
+            _configure(conn, path, durability, busy_timeout)
+            return conn
+        except sqlite3.OperationalError as exc:
+            if conn is not None:
+                conn.close()
+            if is_busy(exc) and time.monotonic() < deadline:
+                jitter = (time.perf_counter_ns() + os.getpid()) % _CONNECT_RETRY_JITTER_US
+                time.sleep(0.005 + jitter / 1e6)
+                continue
+            raise storage_error(path, busy_timeout, exc) from None
+        except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
+            raise storage_error(path, busy_timeout, exc) from None
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+
+
+def _configure(conn: sqlite3.Connection, path: str, durability: str, busy_timeout: float) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    _check_foreign(conn, path)
+    if path != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+    sync = "FULL" if durability == "full" else "NORMAL"
+    conn.execute(f"PRAGMA synchronous = {sync}")
+    # freed space is zeroed, whatever this SQLite build's default: an erased value leaves
+    # no copy behind in pages that split or moved cells before
+    conn.execute("PRAGMA secure_delete = ON")
+    _migrate(conn, path)
+
+
+def _check_foreign(conn: sqlite3.Connection, path: str) -> None:
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    if app_id == APPLICATION_ID:
+        return
+    if app_id != 0:
+        raise StorageError(
+            f"{path} is an SQLite database of another application"
+            f" (application_id {app_id:#x}); point Octopoda at its own file"
+        )
+    tables = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    if tables and not any(t[0] == "schema_migrations" for t in tables):
+        raise StorageError(
+            f"{path} already holds tables of another application"
+            f" ({', '.join(t[0] for t in tables[:5])}); point Octopoda at its own file"
+        )
+
+
+def _migrate(conn: sqlite3.Connection, path: str) -> None:
+    target = len(MIGRATIONS)
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > target:
+        raise SchemaTooNew(
+            f"{path} has schema version {current}, newer than this Octopoda"
+            f" understands ({target}); upgrade octopoda-core"
+        )
+    for number, (name, statements) in enumerate(MIGRATIONS, start=1):
+        if number <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                conn.execute("COMMIT")  # another process applied it meanwhile
+                continue
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations"
+                " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+            )
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                (name, time.time()),
+            )
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise

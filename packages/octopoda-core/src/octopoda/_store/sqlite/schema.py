@@ -1,0 +1,256 @@
+"""SQLite schema and SQL: named, append-only migrations (never edit one that has shipped; add
+another), the SQLite :class:`~octopoda._store.reads.Dialect`, and the write statements with
+their parameter builders. Nothing here does I/O: ``SqliteStore`` executes these.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..ops import MemoryWrite
+from ..reads import Dialect, ReadSql
+from ..rows import StoredRow
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "READS", "SqliteDialect", "memory_row"]
+
+# Written into the file header (PRAGMA application_id) so `octopoda doctor` and the store can
+# tell an Octopoda file from some other SQLite database. ASCII "Octo".
+APPLICATION_ID: Final = 0x4F63746F
+
+MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    (
+        "0001_initial",
+        (
+            f"PRAGMA application_id = {APPLICATION_ID}",
+            """CREATE TABLE agents (
+                id          TEXT PRIMARY KEY,
+                created_at  REAL NOT NULL,
+                status      TEXT NOT NULL DEFAULT 'active',
+                metadata    TEXT,
+                head_seq    INTEGER NOT NULL DEFAULT 0,
+                head_hash   TEXT NOT NULL,
+                last_active REAL
+            ) WITHOUT ROWID""",
+            """CREATE TABLE memories (
+                namespace   TEXT NOT NULL,
+                key         TEXT NOT NULL,
+                version     INTEGER NOT NULL,
+                encoding    TEXT NOT NULL,
+                value       BLOB,
+                tags        TEXT,
+                author      TEXT,
+                created_at  REAL NOT NULL,
+                expires_at  REAL,
+                seq         INTEGER NOT NULL,
+                erased      INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (namespace, key, version)
+            ) WITHOUT ROWID""",
+            """CREATE TABLE events (
+                agent       TEXT NOT NULL,
+                seq         INTEGER NOT NULL,
+                time        REAL NOT NULL,
+                kind        TEXT NOT NULL,
+                payload     TEXT NOT NULL,
+                prev_hash   TEXT NOT NULL,
+                hash        TEXT NOT NULL,
+                PRIMARY KEY (agent, seq)
+            ) WITHOUT ROWID""",
+            """CREATE TABLE snapshots (
+                agent       TEXT NOT NULL,
+                name        TEXT NOT NULL,
+                seq         INTEGER NOT NULL,
+                created_at  REAL NOT NULL,
+                PRIMARY KEY (agent, name)
+            ) WITHOUT ROWID""",
+        ),
+    ),
+    (
+        "0002_signed_heads",
+        (
+            """CREATE TABLE signed_heads (
+                agent       TEXT NOT NULL,
+                seq         INTEGER NOT NULL,
+                public_key  TEXT NOT NULL,
+                hash        TEXT NOT NULL,
+                signature   TEXT NOT NULL,
+                created_at  REAL NOT NULL,
+                PRIMARY KEY (agent, seq, public_key)
+            ) WITHOUT ROWID""",
+        ),
+    ),
+    (
+        "0003_agent_status_reason",
+        ("ALTER TABLE agents ADD COLUMN status_reason TEXT",),
+    ),
+    (
+        "0004_spaces_conflicts_messages",
+        (
+            """CREATE TABLE spaces (
+                name        TEXT PRIMARY KEY,
+                created_at  REAL NOT NULL,
+                created_by  TEXT NOT NULL,
+                members     TEXT
+            ) WITHOUT ROWID""",
+            """CREATE TABLE conflicts (
+                id           INTEGER PRIMARY KEY AUTOINCREMENT,
+                namespace    TEXT NOT NULL,
+                key          TEXT NOT NULL,
+                version      INTEGER NOT NULL,
+                author       TEXT NOT NULL,
+                head_version INTEGER NOT NULL,
+                head_author  TEXT,
+                seen_version INTEGER,
+                created_at   REAL NOT NULL,
+                seq          INTEGER NOT NULL,
+                status       TEXT NOT NULL DEFAULT 'open',
+                resolution   TEXT,
+                resolved_by  TEXT,
+                resolved_at  REAL
+            )""",
+            "CREATE INDEX conflicts_by_namespace ON conflicts (namespace, status, id)",
+            """CREATE TABLE messages (
+                id           INTEGER PRIMARY KEY AUTOINCREMENT,
+                sender       TEXT NOT NULL,
+                recipient    TEXT,
+                space        TEXT,
+                message_type TEXT NOT NULL,
+                body         TEXT NOT NULL,
+                body_sha256  TEXT NOT NULL,
+                created_at   REAL NOT NULL,
+                read_at      REAL,
+                seq          INTEGER NOT NULL
+            )""",
+            "CREATE INDEX messages_to ON messages (recipient, id)",
+            "CREATE INDEX messages_from ON messages (sender, id)",
+            "CREATE INDEX messages_in_space ON messages (space, id)",
+        ),
+    ),
+)
+
+
+# -- reads --------------------------------------------------------------------------------
+
+
+class SqliteDialect(Dialect):
+    """SQLite's spelling: one ``value`` column, tags and members as JSON text."""
+
+    param = "?"
+    memory_columns = (
+        "key, version, encoding, value, tags, created_at, expires_at, seq, author, erased"
+    )
+    value_size = "LENGTH(CAST(value AS BLOB))"
+
+    def row(self, r: tuple[Any, ...]) -> StoredRow:
+        return StoredRow(
+            key=r[0],
+            version=r[1],
+            encoding=r[2],
+            data=r[3],
+            tags=tuple(json.loads(r[4])) if r[4] else (),
+            created_at=r[5],
+            expires_at=r[6],
+            seq=r[7],
+            author=r[8],
+            erased=bool(r[9]),
+        )
+
+    def members(self, value: Any) -> tuple[str, ...] | None:
+        return None if value is None else tuple(json.loads(value))
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+
+    def has_tags(self, tags: Sequence[str]) -> tuple[list[str], list[Any]]:
+        match = "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)"
+        return [match] * len(tags), list(tags)
+
+    def latest_per_key(self, where: str, namespace: str) -> tuple[str, list[Any], str]:
+        columns = ", ".join("m." + c for c in self.memory_columns.split(", "))
+        sql = (
+            f"SELECT {columns} FROM (SELECT key AS k, MAX(version) AS v FROM memories"
+            f" WHERE {where} GROUP BY key) h"
+            " JOIN memories m ON m.namespace = ? AND m.key = h.k AND m.version = h.v"
+        )
+        return sql, [namespace], "h.k"
+
+    def limit_offset(self, limit: int | None, offset: int) -> tuple[str, list[Any]]:
+        if limit is None and not offset:
+            return "", []
+        return " LIMIT ? OFFSET ?", [-1 if limit is None else limit, offset]  # -1: no limit
+
+
+READS: Final = ReadSql(SqliteDialect())
+
+# -- a commit -----------------------------------------------------------------------------
+
+HEAD: Final = "SELECT head_seq, head_hash FROM agents WHERE id = ?"
+# The head and the newest version of the first key written, in one statement (params:
+# namespace, key, agent).
+HEAD_AND_VERSION: Final = (
+    "SELECT head_seq, head_hash,"
+    " (SELECT MAX(version) FROM memories WHERE namespace = ? AND key = ?)"
+    " FROM agents WHERE id = ?"
+)
+NEW_AGENT: Final = (
+    "INSERT INTO agents (id, created_at, status, head_seq, head_hash) VALUES (?, ?, 'active', 0, ?)"
+)
+MAX_VERSION: Final = "SELECT MAX(version) FROM memories WHERE namespace = ? AND key = ?"
+INSERT_MEMORY: Final = (
+    "INSERT INTO memories (namespace, key, version, encoding, value, tags, author, created_at,"
+    " expires_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+INSERT_EVENT: Final = (
+    "INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+MOVE_HEAD: Final = "UPDATE agents SET head_seq = ?, head_hash = ?, last_active = ? WHERE id = ?"
+SET_STATUS: Final = "UPDATE agents SET status = ?, status_reason = ? WHERE id = ?"
+INSERT_SNAPSHOT: Final = "INSERT INTO snapshots (agent, name, seq, created_at) VALUES (?, ?, ?, ?)"
+REPLACE_SNAPSHOT: Final = (
+    INSERT_SNAPSHOT + " ON CONFLICT (agent, name) DO UPDATE"
+    " SET seq = excluded.seq, created_at = excluded.created_at"
+)
+INSERT_CONFLICT: Final = (
+    "INSERT INTO conflicts (namespace, key, version, author, head_version, head_author,"
+    " seen_version, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+RESOLVE_CONFLICT: Final = (
+    "UPDATE conflicts SET status = 'resolved', resolution = ?, resolved_by = ?, resolved_at = ?"
+    " WHERE id = ? AND status = 'open'"
+)
+INSERT_SPACE: Final = (
+    "INSERT INTO spaces (name, created_at, created_by, members) VALUES (?, ?, ?, ?)"
+)
+INSERT_MESSAGE: Final = (
+    "INSERT INTO messages (sender, recipient, space, message_type, body, body_sha256,"
+    " created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+MARK_READ: Final = (
+    "UPDATE messages SET read_at = ? WHERE id = ? AND recipient = ? AND read_at IS NULL"
+)
+ERASE: Final = (
+    "UPDATE memories SET value = NULL, erased = 1 WHERE namespace = ? AND key = ?"
+    " AND erased = 0 AND encoding != 'tombstone'"
+)
+PUT_SIGNED_HEAD: Final = (
+    "INSERT OR REPLACE INTO signed_heads (agent, seq, public_key, hash, signature, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def memory_row(w: MemoryWrite, version: int, agent: str, time: float, seq: int) -> tuple[Any, ...]:
+    """The parameters of :data:`INSERT_MEMORY` for one write."""
+    return (
+        w.namespace,
+        w.key,
+        version,
+        w.encoding,
+        w.data,
+        json.dumps(list(w.tags), ensure_ascii=False) if w.tags else None,
+        agent,
+        time if w.created_at is None else w.created_at,
+        w.expires_at,
+        seq,
+    )

@@ -1,0 +1,421 @@
+"""SqliteStore: the embedded default store.
+
+One connection per store object and process, in WAL mode with a busy timeout
+(:mod:`.connection` opens and migrates it). Every write is one ``BEGIN IMMEDIATE``
+transaction: read what the commit depends on, let the planner decide
+(:func:`~octopoda._store.planner.plan_commit`), insert the rows whose ids the event records
+(conflicts, messages) and apply the operations, run the pipeline, then insert the memory
+rows and the event and move the agent's head. Several processes share one file. SQL lives in
+:mod:`.schema` and :mod:`~octopoda._store.reads`; this class only executes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from ..._errors import ConfigError, StorageError
+from ..._events import GENESIS_HASH
+from ..._records import Event
+from ..._signing import SignedHead
+from ..ops import CreateSpace, EraseKey, MarkRead, MemoryWrite, Op, ResolveConflict, SendMessage
+from ..planner import (
+    NO_VERSION,
+    CommitPlan,
+    CommitReads,
+    HeadRead,
+    KeyHead,
+    is_plain_commit,
+    plan_commit,
+    plan_plain_commit,
+    reads_needed,
+)
+from ..reads import SqlReads, collect_preconditions, queue_preconditions
+from . import schema as q
+from .connection import connect, storage_error
+
+__all__ = ["SqliteStore"]
+
+_SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reports
+_CHECKPOINT_WAIT_MS: Final = 100
+
+
+class SqliteStore(SqlReads):
+    """The embedded store: one SQLite file (or ``":memory:"``).
+
+    ``durability="normal"`` (default) makes a returned write survive a process crash
+    (WAL, ``synchronous=NORMAL``); ``"full"`` also fsyncs every commit, for power loss.
+    ``tracer`` is called with every SQL statement executed (for tests and debugging).
+    """
+
+    _reads = q.READS
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durability: str = "normal",
+        busy_timeout: float = 30.0,
+        tracer: Callable[[str], None] | None = None,
+        create_dirs: bool = False,
+    ) -> None:
+        if durability not in ("normal", "full"):
+            raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
+        raw = os.fspath(path)
+        if raw == ":memory:":
+            self._path = raw
+        else:
+            if not raw:
+                raise ConfigError("the store path is empty; pass a file path or ':memory:'")
+            p = os.path.realpath(os.path.expanduser(raw))
+            if os.path.isdir(p):
+                raise ConfigError(
+                    f"{p} is a directory; pass a file path such as {os.path.join(p, 'octopoda.db')}"
+                )
+            parent = os.path.dirname(p)
+            if not os.path.isdir(parent):
+                if not create_dirs:
+                    raise ConfigError(
+                        f"the directory {parent} does not exist; create it or pass another path"
+                    )
+                os.makedirs(parent, exist_ok=True)
+            self._path = p
+        self._durability = durability
+        self._busy_timeout = busy_timeout
+        self._tracer = tracer
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+        self._forks = _forks[0]
+        self._conn = self._open()
+        _open_stores.add(self)
+
+    # -- connection -----------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return "sqlite:///:memory:" if self._path == ":memory:" else f"sqlite:///{self._path}"
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def durability(self) -> str:
+        return self._durability
+
+    def _open(self) -> sqlite3.Connection:
+        conn = connect(
+            self._path,
+            durability=self._durability,
+            busy_timeout=self._busy_timeout,
+            tracer=self._tracer,
+        )
+        # Close the connection when the store is garbage collected (or at exit), in the
+        # process that opened it only: a forked child never closes its parent's connection.
+        weakref.finalize(self, _close_in_owner, conn, os.getpid())
+        return conn
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StorageError(f"the store {self._path} is closed; open a new one")
+        if self._forks != _forks[0]:  # forked: never share a connection with the parent
+            self._forks = _forks[0]  # (counted at fork: no getpid() system call per write)
+            self._pid = os.getpid()
+            self._conn = self._open()
+        return self._conn
+
+    def _storage_error(self, exc: sqlite3.Error) -> StorageError:
+        return storage_error(self._path, self._busy_timeout, exc)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and os.getpid() == self._pid:
+                self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self._path!r})"
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def commit(
+        self,
+        event: Event,
+        writes: Sequence[MemoryWrite],
+        pipeline: Callable[[Event], Event],
+        *,
+        snapshot: str | None = None,
+        replace_snapshot: bool = False,
+        status: tuple[str, str | None] | None = None,
+        ops: Sequence[Op] = (),
+        expected_seq: int | None = None,
+    ) -> tuple[Event, list[int]]:
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    plan = self._plan(
+                        conn, event, writes, ops, snapshot, replace_snapshot, expected_seq
+                    )
+                    time = event.time
+                    if plan.conflicts or plan.ops:
+                        self._apply_before_pipeline(conn, event, plan)
+                    else:
+                        plan.stamp(event)
+                    event = pipeline(event)
+                    self._write(conn, event, plan, time)
+                    if snapshot is not None:
+                        sql = q.REPLACE_SNAPSHOT if replace_snapshot else q.INSERT_SNAPSHOT
+                        conn.execute(sql, (event.agent, snapshot, plan.seq, event.time))
+                    if status is not None:
+                        conn.execute(q.SET_STATUS, (*status, event.agent))
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise self._storage_error(exc) from None
+            if plan.erasures:
+                self._truncate_wal(conn)
+            return event, plan.versions
+
+    def _plan(
+        self,
+        conn: sqlite3.Connection,
+        event: Event,
+        writes: Sequence[MemoryWrite],
+        ops: Sequence[Op],
+        snapshot: str | None,
+        replace_snapshot: bool,
+        expected_seq: int | None,
+    ) -> CommitPlan:
+        """Inside the transaction: read the agent's head (creating the agent on its first
+        commit) and what else the planner needs, and plan the commit. A plain commit (every
+        ``remember``) reads the head and its key's version in one statement, and no more."""
+        agent = event.agent
+        first = writes[0] if writes else None
+        if first is not None:
+            row = conn.execute(q.HEAD_AND_VERSION, (first.namespace, first.key, agent)).fetchone()
+        else:
+            row = conn.execute(q.HEAD, (agent,)).fetchone()
+        if row is None:
+            conn.execute(q.NEW_AGENT, (agent, event.time, GENESIS_HASH))
+            version = None
+            if first is not None:
+                version = conn.execute(q.MAX_VERSION, (first.namespace, first.key)).fetchone()[0]
+            row = (0, GENESIS_HASH, version)
+        if is_plain_commit(writes, ops, snapshot):  # every remember, tool call, decision
+            version = 0 if first is None else (row[2] or 0)
+            return plan_plain_commit(event, writes, row[0], row[1], version, expected_seq)
+        needs = reads_needed(writes, ops, snapshot, replace_snapshot)
+        queued = queue_preconditions(q.READS, conn.execute, agent, needs)
+        first_slot = None if first is None else (first.namespace, first.key)
+        keys = {slot: self._key_head(conn, slot, needs, first_slot, row) for slot in needs.slots}
+        head = HeadRead(row[0], row[1], keys, **collect_preconditions(q.READS, queued))
+        return plan_commit(
+            event,
+            writes,
+            head,
+            ops=ops,
+            snapshot=snapshot,
+            replace_snapshot=replace_snapshot,
+            expected_seq=expected_seq,
+        )
+
+    @staticmethod
+    def _key_head(
+        conn: sqlite3.Connection,
+        slot: tuple[str, str],
+        needs: CommitReads,
+        first: tuple[str, str] | None,
+        head: tuple[Any, ...],
+    ) -> KeyHead:
+        if slot in needs.authored:  # a stale check: the head's author too
+            found = conn.execute(q.READS.key_head, slot).fetchone()
+            return NO_VERSION if found is None else KeyHead(*found)
+        if slot == first:  # read with the agent's head
+            return KeyHead(head[2] or 0)
+        return KeyHead(conn.execute(q.MAX_VERSION, slot).fetchone()[0] or 0)
+
+    def _apply_before_pipeline(
+        self, conn: sqlite3.Connection, event: Event, plan: CommitPlan
+    ) -> None:
+        """The conflict rows and the operations (in order), whose ids the payload records;
+        then the event gets its seq, prev_hash and payload entries (``plan.stamp``)."""
+        agent, time, seq = event.agent, event.time, plan.seq
+        conflict_ids = [_rowid(conn.execute(q.INSERT_CONFLICT, c[:9])) for c in plan.conflicts]
+        message_ids: list[int] = []
+        for op in plan.ops:
+            if isinstance(op, SendMessage):
+                sent = (op.recipient, op.space, op.message_type, op.body, op.body_sha256)
+                message_ids.append(
+                    _rowid(conn.execute(q.INSERT_MESSAGE, (agent, *sent, time, seq)))
+                )
+            elif isinstance(op, MarkRead):
+                conn.execute(q.MARK_READ, (time, op.message_id, agent))
+            elif isinstance(op, CreateSpace):
+                members = None if op.members is None else json.dumps(list(op.members))
+                conn.execute(q.INSERT_SPACE, (op.name, time, agent, members))
+            elif isinstance(op, ResolveConflict):
+                conn.execute(q.RESOLVE_CONFLICT, (op.resolution, agent, time, op.conflict_id))
+            elif isinstance(op, EraseKey):
+                _erase_securely(conn, op)
+        plan.stamp(event, conflict_ids, message_ids)
+
+    @staticmethod
+    def _write(conn: sqlite3.Connection, event: Event, plan: CommitPlan, time: float) -> None:
+        """After the pipeline: the memory rows, the event, the agent's new head."""
+        agent, seq, versions = event.agent, plan.seq, plan.versions
+        if len(versions) == 1:
+            row = q.memory_row(plan.writes[0], versions[0], agent, time, seq)
+            conn.execute(q.INSERT_MEMORY, row)
+        elif versions:
+            written = zip(plan.writes, versions, strict=True)
+            rows = [q.memory_row(w, v, agent, time, seq) for w, v in written]
+            conn.executemany(q.INSERT_MEMORY, rows)
+        chained = (event.payload_text, event.prev_hash, event.hash)
+        conn.execute(q.INSERT_EVENT, (agent, seq, event.time, event.kind, *chained))
+        conn.execute(q.MOVE_HEAD, (seq, event.hash, event.time, agent))
+
+    def _truncate_wal(self, conn: sqlite3.Connection) -> None:
+        """After an erasure: copy the WAL into the database file and truncate it, so the
+        erased values' old page images are left in neither. Best effort: a reader on another
+        connection still using an older snapshot prevents it, which is not an error (the
+        erasure is committed either way; later checkpoints copy the zeroed pages over)."""
+        if self._path == ":memory:":
+            return
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute(f"PRAGMA busy_timeout = {_CHECKPOINT_WAIT_MS}")  # never hang on readers
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+
+    def put_signed_head(self, head: SignedHead) -> None:
+        """Keep a signed head of an agent's chain."""
+        row = (head.agent, head.seq, head.public_key, head.hash, head.signature, head.created_at)
+        with self._lock:
+            try:
+                self._connection().execute(q.PUT_SIGNED_HEAD, row)
+            except sqlite3.Error as exc:
+                raise self._storage_error(exc) from None
+
+    # -- reads (the queries are SqlReads') -------------------------------------------------
+
+    def _fetchone(self, sql: str, params: Sequence[Any]) -> Any:
+        with self._lock:
+            try:
+                return self._connection().execute(sql, params).fetchone()
+            except sqlite3.Error as exc:
+                raise self._storage_error(exc) from None
+
+    def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._lock:
+            try:
+                return self._connection().execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise self._storage_error(exc) from None
+
+    # -- maintenance ----------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        """Path, schema version, migrations, journal mode and size, for ``octopoda doctor``."""
+        names = [
+            r[0] for r in self._fetchall("SELECT name FROM schema_migrations ORDER BY name", ())
+        ]
+        pragma = {
+            name: self._fetchone(f"PRAGMA {name}", ())[0]
+            for name in ("page_count", "page_size", "user_version", "journal_mode")
+        }
+        return {
+            "backend": "sqlite",
+            "url": self.url,
+            "path": self._path,
+            "schema_version": pragma["user_version"],
+            "migrations": names,
+            "journal_mode": pragma["journal_mode"],
+            "durability": self._durability,
+            "size_bytes": pragma["page_count"] * pragma["page_size"],
+            "sqlite_version": sqlite3.sqlite_version,
+        }
+
+    def integrity_check(self) -> list[str]:
+        """``PRAGMA integrity_check``: ``["ok"]`` when the file is sound."""
+        return [r[0] for r in self._fetchall("PRAGMA integrity_check", ())]
+
+
+def _rowid(cursor: sqlite3.Cursor) -> int:
+    rowid = cursor.lastrowid
+    if rowid is None:  # pragma: no cover - an INSERT always sets it
+        raise StorageError("SQLite assigned no row id to an insert")
+    return rowid
+
+
+def _erase_securely(conn: sqlite3.Connection, op: EraseKey) -> None:
+    """Inside the write transaction: drop the values of ``op.key`` with ``secure_delete`` on,
+    so SQLite overwrites the freed bytes with zeros instead of leaving them in free space;
+    the connection's previous setting is restored afterwards."""
+    previous = conn.execute("PRAGMA secure_delete").fetchone()[0]
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        conn.execute(q.ERASE, (op.namespace, op.key))
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {_SECURE_DELETE[previous]}")
+
+
+_open_stores: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
+_held: list[SqliteStore] = []
+
+
+def _close_in_owner(conn: sqlite3.Connection, pid: int) -> None:
+    if os.getpid() == pid:
+        conn.close()
+
+
+_forks = [0]  # how many times this process is a forked child of a process using stores
+
+
+def _before_fork() -> None:
+    """Let no fork happen in the middle of a store call of another thread: the child would
+    inherit SQLite's lock state of that transaction and could never write."""
+    _held[:] = list(_open_stores)
+    for store in _held:
+        store._lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    for store in _held:
+        store._lock.release()
+    _held.clear()
+
+
+def _after_fork_in_child() -> None:
+    """The child gets fresh locks; its connections are reopened on first use (see
+    ``_connection``), never shared with the parent."""
+    _forks[0] += 1
+    for store in _held:
+        store._lock = threading.RLock()
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )
