@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from octopoda._detectors import (
+from octopoda._loops import (
     OscillationDetector,
     PingPongDetector,
     RecallWriteDetector,

@@ -3,7 +3,7 @@ must not be loops, loop shapes beyond the simple ones, status decay, and ping-po
 agents in two processes.
 
 Time is a :class:`~octopoda.testing.FrozenClock`; stores are ``":memory:"`` or files under
-``tmp_path``. Thresholds (see ``octopoda._detectors``): retry 3 identical failures or 5 same
+``tmp_path``. Thresholds (see ``octopoda._loops``): retry 3 identical failures or 5 same
 results; oscillation 2 full cycles of 2..4 states; ping-pong 4 passes with at most half as
 many distinct contents; reflection 3 near-identical decisions; recall-write 3 churns.
 Confidence starts at 0.8 (0.7 for same results and oscillation) and halves the remaining
@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 
 from octopoda import AgentRuntime, Event, LoopSignal, Octopoda, SqliteStore
-from octopoda._detectors import (
+from octopoda._loops import (
+    LoopMonitor,
     NoveltyTracker,
     OscillationDetector,
     ReflectionDetector,
     RetryDetector,
-    is_waiting,
 )
-from octopoda._loops import LoopMonitor
+from octopoda._loops.gists import is_waiting
 from octopoda.testing import FrozenClock
 
 PROCS = Path(__file__).with_name("procs")
