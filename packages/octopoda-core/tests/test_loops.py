@@ -17,6 +17,7 @@ import importlib.util
 import itertools
 import json
 import logging
+import random
 import subprocess
 import sys
 import uuid
@@ -35,7 +36,7 @@ from octopoda._loops import (
     ReflectionDetector,
     RetryDetector,
 )
-from octopoda._loops.gists import is_waiting
+from octopoda._loops.gists import is_waiting, word_gist
 from octopoda.testing import FrozenClock
 
 PROCS = Path(__file__).with_name("procs")
@@ -336,6 +337,34 @@ def test_retry_thresholds_are_constructor_arguments() -> None:
 
 
 # ============================================================================== oscillation
+
+
+def test_a_decision_restated_word_for_word_keeps_the_state_a_full_comparison_gives() -> None:
+    """A decision's gist seen before maps straight to its state; that is the state the
+    comparison with every kept state gives (the first that matches), for any order of
+    restatements, rewordings and other decisions."""
+    texts = [
+        "use postgres for the orders table",
+        "use postgres for the orders table, final answer",
+        "use mysql for the orders table",
+        "use postgres for order 42",
+        "use postgres for order 43",
+        "retry the payment call",
+    ]
+    rng = random.Random(7)
+    for similarity in (0.5, 0.8, 1.0, 1.5):
+        osc = OscillationDetector(LoopMonitor(), decision_similarity=similarity)
+        kept: list[tuple[Any, str]] = []
+        for _ in range(300):
+            text = rng.choice(texts)
+            gist = word_gist(text)
+            expected = next((st for g, st in kept if gist.similarity(g) >= similarity), None)
+            state = osc._decision_state("db", text, gist)
+            if expected is None:
+                kept.append((gist, state))
+                del kept[:-16]
+            else:
+                assert state == expected, (similarity, text)
 
 
 def test_memory_key_oscillation_fires_at_two_full_cycles(clock: FrozenClock) -> None:

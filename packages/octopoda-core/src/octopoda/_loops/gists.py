@@ -154,7 +154,9 @@ _FILLER = (  # words that say nothing about what was decided
 )
 _STOPWORDS = frozenset(_FILLER.split())
 _RANDOM_ID = re.compile(r"[0-9a-f]{8,}")
-_CACHE_WORDS = 65536
+_CACHE_WORDS = 16384
+_CACHE_TEXTS = 1024
+_texts: dict[str, Gist] = {}  # text (up to 512 characters) -> its gist
 _words: dict[str, tuple[str, bool]] = {}  # word -> (its stem, "" for filler; names something?)
 
 
@@ -214,8 +216,20 @@ _NO_NAMES: frozenset[str] = frozenset()
 
 
 def word_gist(text: str) -> Gist:
-    """The :class:`Gist` of ``text`` (each word's stem is worked out once: agents reuse
-    their words)."""
+    """The :class:`Gist` of ``text``. Gists of recent texts are kept (agents restate their
+    decisions word for word: that is what reflection looks for), and each word's stem is
+    worked out once."""
+    gist = _texts.get(text)
+    if gist is None:
+        gist = _word_gist(text)
+        if len(text) <= 512:
+            if len(_texts) >= _CACHE_TEXTS:
+                _texts.clear()
+            _texts[text] = gist
+    return gist
+
+
+def _word_gist(text: str) -> Gist:
     words = _WORD.findall(text.casefold())
     known = _words
     content = set()

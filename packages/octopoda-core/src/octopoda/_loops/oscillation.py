@@ -78,7 +78,8 @@ class OscillationDetector(Detector):
         """Calls recurring this far apart (with no LLM call between) are polling: the novelty
         tracker sets retry's ``poll_interval_seconds`` here, since polling is retry's."""
         self._subjects: Bounded[KeyStream] = Bounded(streams)  # decision subjects
-        self._decisions: dict[str, list[tuple[Gist, str]]] = {}  # subject -> states
+        # decision subject -> (its states' gists and ids, oldest first; the same by gist)
+        self._decisions: dict[str, tuple[list[tuple[Gist, str]], dict[Gist, str]]] = {}
         self._calls = KeyStream("tool calls")
         self._chain_waits = 0  # the monitor's wait count when the tool-call chain began
         self._chain_polled = False  # a call in it recurred a poll interval later
@@ -151,16 +152,24 @@ class OscillationDetector(Detector):
         s.novelty, s.time = self.monitor.novelty, event.time
 
     def _decision_state(self, subject: str, text: str, gist: Gist) -> str:
-        """Restatements of one decision are one state (the first wording's id)."""
-        known = self._decisions.get(subject)
-        if known is None:
-            known = self._decisions[subject] = []
+        """Restatements of one decision are one state (the first wording's id). A gist
+        already kept (the same words again: ``word_gist`` keeps recent ones) has its state;
+        it would be the first to match, since no state before it did."""
+        states = self._decisions.get(subject)
+        if states is None:
+            states = self._decisions[subject] = ([], {})
+        known, exact = states
+        state = exact.get(gist) if self.decision_similarity <= 1.0 else None
+        if state is not None:
+            return state
         for other, state in known:
             if gist.similarity(other) >= self.decision_similarity:
                 return state
         state = hashlib.sha256(text.encode()).hexdigest()[:WIDTH]
         known.append((gist, state))
-        del known[:-16]
+        exact[gist] = state
+        if len(known) > 16:
+            exact.pop(known.pop(0)[0], None)
         return state
 
     def judge(self, stream: str, s: KeyStream, time: float, max_period: int) -> None:
