@@ -437,6 +437,14 @@ def test_oscillating_tool_arguments(clock: FrozenClock) -> None:
     assert the_signal(agent, "oscillation").seqs == tuple(seqs)
 
 
+def test_a_cycle_of_tool_calls_names_the_calls_as_written(clock: FrozenClock) -> None:
+    agent = make(clock)
+    for t in (20, 23, 20, 23):
+        ok(agent, "set_thermostat", {"celsius": t}, "ok")
+    explanation = the_signal(agent, "oscillation").explanation
+    assert "2 states (set_thermostat(celsius=20), set_thermostat(celsius=23))" in explanation
+
+
 def test_oscillating_decisions_with_near_duplicate_wording(clock: FrozenClock) -> None:
     agent = make(clock)
     texts = [

@@ -18,7 +18,7 @@ from .._records import Event
 from .chain import WIDTH, Bounded, find, find_cycle, records
 from .gists import Gist
 from .monitor import Detector, LoopMonitor
-from .signals import RefTuple, confidence
+from .signals import RefTuple, call_text, confidence
 from .streams import ACTIONS, CallRun, KeyStream, WriteRef
 
 __all__ = ["OscillationDetector"]
@@ -194,7 +194,10 @@ class OscillationDetector(Detector):
             subject = "tool calls"
         else:
             subject = "key " + stream.replace("\x00", " ")
-        names = ", ".join(dict.fromkeys(r[2] for r in tail[-period:]))
+        if stream == ACTIONS:  # the calls as written: fetch(page=1), fetch(page=2)
+            names = ", ".join(dict.fromkeys(call_text(r[2], r[3]) for r in tail[-period:]))
+        else:
+            names = ", ".join(dict.fromkeys(r[2] for r in tail[-period:]))
         self.report(
             stream,
             confidence(0.7, length - period * self.min_cycles),

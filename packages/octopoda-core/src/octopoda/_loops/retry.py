@@ -15,7 +15,7 @@ from __future__ import annotations
 from .._records import Event
 from .monitor import Detector, LoopMonitor
 from .payloads import ToolCallPayload
-from .signals import RefTuple, confidence
+from .signals import RefTuple, call_text, confidence
 from .streams import CallRun
 
 __all__ = ["RetryDetector"]
@@ -124,6 +124,7 @@ class RetryDetector(Detector):
     def _judge(self, run: CallRun, p: ToolCallPayload, failed: bool, time: float) -> None:
         stream = f"{run.name}\x00{run.args}"
         name = run.name
+        call = call_text(name, run.preview)  # (as written: fetch(url="..."))
         chain = run.calls
         if run.polled and not failed:  # polling: how often within the window
             chain = [c for c in chain if time - c[1] <= self.window_seconds]
@@ -135,8 +136,8 @@ class RetryDetector(Detector):
                 confidence(0.8, same - self.max_failures),
                 f"tool {name}",
                 calls,
-                f"{name} was called {same} times with the same arguments and failed the same"
-                f" way each time ({p.get('error')})",
+                f"{name} was called {same} times as {call} and failed the same way each"
+                f" time ({p.get('error')})",
                 f"stop calling {name} with these arguments: change them, back off, or report"
                 " the problem instead of retrying",
                 time,
@@ -148,8 +149,8 @@ class RetryDetector(Detector):
                 confidence(0.8, n - self.max_any_failures),
                 f"tool {name}",
                 [(seq, "tool_call", name, run.preview) for seq in run.failures],
-                f"{name} was called {n} times in a row with the same arguments and failed"
-                f" every time (last: {p.get('error')})",
+                f"{name} was called {n} times in a row as {call} and failed every time"
+                f" (last: {p.get('error')})",
                 f"stop retrying {name} with these arguments; report the failures instead",
                 time,
             )
@@ -162,8 +163,8 @@ class RetryDetector(Detector):
                     confidence(0.7, same - limit),
                     f"tool {name}",
                     calls,
-                    f"{name} was {how} {same} times with the same arguments and returned the"
-                    " same result each time",
+                    f"{name} was {how} {same} times as {call} and returned the same result"
+                    " each time",
                     f"use the result {name} already returned, change the arguments, or give"
                     " up waiting",
                     time,

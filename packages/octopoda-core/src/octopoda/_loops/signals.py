@@ -83,10 +83,17 @@ def confidence(base: float, extra: int) -> float:
 
 def describe(signal: LoopSignal, agent: str = "") -> str:
     """One line for logs and pause reasons: kind, confidence, explanation, the events and
-    the suggestion."""
-    seqs = ", ".join(str(s) for s in signal.seqs) or "reads"
+    the suggestion. Events of one agent are listed by seq ("events 3, 5, 7"); when the
+    loop spans agents (a ping-pong), each is named with its agent ("events researcher#2,
+    coder#2, researcher#4"), ``agent`` standing for an event's empty owner (the agent
+    whose signal it is)."""
+    refs = [e for e in signal.events if e.seq]
+    if len({e.agent or agent for e in refs}) > 1:
+        listed = ", ".join(f"{e.agent or agent}#{e.seq}" for e in refs)
+    else:
+        listed = ", ".join(str(e.seq) for e in refs) or "reads"
     return (
-        f"{signal.kind} loop ({signal.confidence:.0%}): {signal.explanation} (events {seqs});"
+        f"{signal.kind} loop ({signal.confidence:.0%}): {signal.explanation} (events {listed});"
         f" suggestion: {signal.suggestion}"
     )
 
