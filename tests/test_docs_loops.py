@@ -1,4 +1,5 @@
-"""docs/loops.md's table of signals names real detector arguments with their defaults."""
+"""docs/loops.md's table of signals names real detector arguments with their defaults, its
+report example reads as a real report does, and its map of the code names every module."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from octopoda._detectors import (
+import octopoda._loops
+from octopoda import AgentRuntime
+from octopoda._loops import (
     OscillationDetector,
     PingPongDetector,
     RecallWriteDetector,
     ReflectionDetector,
     RetryDetector,
+    describe,
 )
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "loops.md").read_text(encoding="utf-8")
@@ -53,3 +57,22 @@ def test_each_documented_threshold_is_an_argument_with_its_default(kind: str) ->
 def test_every_signal_has_a_row() -> None:
     kinds = re.findall(r"^\| `([a-z_]+)` \|", DOC, flags=re.MULTILINE)
     assert kinds == list(DETECTORS)
+
+
+def test_the_report_example_is_what_a_retry_reads() -> None:
+    agent = AgentRuntime("docs", store=":memory:")
+    for _ in range(3):
+        agent.record_tool_call("fetch", {"url": "https://api.example.com/v1"}, error="HTTP 503")
+    (signal,) = agent.loop_status().signals
+    text = describe(signal, agent.agent_id)
+    (example,) = re.findall(r"```text\n(.*?)```", DOC, flags=re.DOTALL)
+    start, rest = " ".join(example.split()).split(" (events ")
+    assert text.startswith(start + " (events ")
+    assert rest.split(");")[1].strip() == "suggestion: ..."
+
+
+def test_the_map_of_the_code_names_every_module() -> None:
+    section = DOC.split("## In the code", 1)[1]
+    named = set(re.findall(r"`([a-z_]+)\.py`", section))
+    package = Path(octopoda._loops.__file__).parent
+    assert named == {p.stem for p in package.glob("*.py")} - {"__init__"}

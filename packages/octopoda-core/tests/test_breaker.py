@@ -233,6 +233,65 @@ def test_pause_stops_the_agent_and_names_the_loop(clock: FrozenClock) -> None:
     assert agent.audit.verify().ok
 
 
+def test_a_pause_reason_shows_the_call_as_written(clock: FrozenClock) -> None:
+    agent = make(clock, LoopPolicy("pause"))
+    for _ in range(3):
+        agent.record_tool_call("fetch", {"url": "https://example.com", "page": 2}, error=ERROR)
+    with pytest.raises(AgentPaused) as info:
+        agent.guard_tool_call("fetch", {"url": "https://example.com", "page": 2})
+    reason = info.value.reason
+    assert reason.startswith(
+        'retry loop (80%): fetch was called 3 times as fetch(page=2, url="https://example.com")'
+    )
+    assert "{" not in reason and "'" not in reason  # neither JSON objects nor Python reprs
+    assert "(events 1, 2, 3);" in reason  # one agent's events: by seq alone
+
+
+def test_a_ping_pong_pause_reason_names_each_events_agent(clock: FrozenClock) -> None:
+    """The passes of a ping-pong are events of two agents, whose seqs are unrelated: each
+    is named with its agent (researcher#2, not a bare 2 beside the coder's 2)."""
+    store = SqliteStore(":memory:")
+    researcher = make(clock, agent="researcher", store=store)
+    coder = make(clock, LoopPolicy("pause"), agent="coder", store=store)
+    researcher.remember("notes", "the first draft")  # (its seqs run ahead of the coder's)
+    refs = []
+    for sender, to in ((researcher, "coder"), (coder, "researcher")) * 2:
+        refs.append(f"{sender.agent_id}#{sender.record_handoff(to, {'task': 'review'}).seq}")
+        clock.advance(1)
+    with pytest.raises(AgentPaused) as info:
+        coder.guard_tool_call("run_tests")
+    assert refs == ["researcher#2", "coder#1", "researcher#3", "coder#2"]
+    assert f"(events {', '.join(refs)});" in info.value.reason
+    assert info.value.reason.startswith("ping_pong loop (80%): researcher and coder passed")
+
+
+@pytest.mark.parametrize(
+    ("name", "preview", "text"),
+    [
+        ("fetch", '{"url":"https://example.com"}', 'fetch(url="https://example.com")'),
+        (
+            "search",
+            '{"filters":{"lang":"en"},"q":"loops"}',
+            'search(filters={"lang": "en"}, q="loops")',
+        ),
+        ("add", "[1,2]", "add(1, 2)"),
+        ("say", '"hello"', 'say("hello")'),
+        ("now", "null", "now()"),
+        ("tag", '{"a b":true}', 'tag("a b"=true)'),
+        ("read", '{"path":"/very/long/path/' + "x" * 100 + "...", None),
+    ],
+)
+def test_calls_read_as_written(name: str, preview: str, text: str | None) -> None:
+    from octopoda._loops.signals import call_text
+
+    shown = call_text(name, preview)
+    if text is None:  # a preview cut short: as it is, within 80 characters
+        assert shown.startswith('read({"path":"/very/long/path/xx') and shown.endswith("...)")
+        assert len(shown) == 80
+    else:
+        assert shown == text
+
+
 def test_resume_lifts_the_pause(clock: FrozenClock) -> None:
     agent = make(clock, LoopPolicy("pause"))
     for _ in range(3):

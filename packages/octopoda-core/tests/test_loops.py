@@ -3,7 +3,7 @@ must not be loops, loop shapes beyond the simple ones, status decay, and ping-po
 agents in two processes.
 
 Time is a :class:`~octopoda.testing.FrozenClock`; stores are ``":memory:"`` or files under
-``tmp_path``. Thresholds (see ``octopoda._detectors``): retry 3 identical failures or 5 same
+``tmp_path``. Thresholds (see ``octopoda._loops``): retry 3 identical failures or 5 same
 results; oscillation 2 full cycles of 2..4 states; ping-pong 4 passes with at most half as
 many distinct contents; reflection 3 near-identical decisions; recall-write 3 churns.
 Confidence starts at 0.8 (0.7 for same results and oscillation) and halves the remaining
@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import logging
+import random
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -25,14 +29,14 @@ from typing import Any
 import pytest
 
 from octopoda import AgentRuntime, Event, LoopSignal, Octopoda, SqliteStore
-from octopoda._detectors import (
+from octopoda._loops import (
+    LoopMonitor,
     NoveltyTracker,
     OscillationDetector,
     ReflectionDetector,
     RetryDetector,
-    is_waiting,
 )
-from octopoda._loops import LoopMonitor
+from octopoda._loops.gists import is_waiting, word_gist
 from octopoda.testing import FrozenClock
 
 PROCS = Path(__file__).with_name("procs")
@@ -335,6 +339,34 @@ def test_retry_thresholds_are_constructor_arguments() -> None:
 # ============================================================================== oscillation
 
 
+def test_a_decision_restated_word_for_word_keeps_the_state_a_full_comparison_gives() -> None:
+    """A decision's gist seen before maps straight to its state; that is the state the
+    comparison with every kept state gives (the first that matches), for any order of
+    restatements, rewordings and other decisions."""
+    texts = [
+        "use postgres for the orders table",
+        "use postgres for the orders table, final answer",
+        "use mysql for the orders table",
+        "use postgres for order 42",
+        "use postgres for order 43",
+        "retry the payment call",
+    ]
+    rng = random.Random(7)
+    for similarity in (0.5, 0.8, 1.0, 1.5):
+        osc = OscillationDetector(LoopMonitor(), decision_similarity=similarity)
+        kept: list[tuple[Any, str]] = []
+        for _ in range(300):
+            text = rng.choice(texts)
+            gist = word_gist(text)
+            expected = next((st for g, st in kept if gist.similarity(g) >= similarity), None)
+            state = osc._decision_state("db", text, gist)
+            if expected is None:
+                kept.append((gist, state))
+                del kept[:-16]
+            else:
+                assert state == expected, (similarity, text)
+
+
 def test_memory_key_oscillation_fires_at_two_full_cycles(clock: FrozenClock) -> None:
     agent = make(clock)
     seqs = [agent.remember("db_choice", v).seq for v in ("postgres", "mysql", "postgres")]
@@ -403,6 +435,14 @@ def test_oscillating_tool_arguments(clock: FrozenClock) -> None:
     agent = make(clock)
     seqs = [ok(agent, "set_thermostat", {"celsius": t}, "ok") for t in (20, 23, 20, 23)]
     assert the_signal(agent, "oscillation").seqs == tuple(seqs)
+
+
+def test_a_cycle_of_tool_calls_names_the_calls_as_written(clock: FrozenClock) -> None:
+    agent = make(clock)
+    for t in (20, 23, 20, 23):
+        ok(agent, "set_thermostat", {"celsius": t}, "ok")
+    explanation = the_signal(agent, "oscillation").explanation
+    assert "2 states (set_thermostat(celsius=20), set_thermostat(celsius=23))" in explanation
 
 
 def test_oscillating_decisions_with_near_duplicate_wording(clock: FrozenClock) -> None:
@@ -742,6 +782,95 @@ def test_ping_pong_between_two_processes_on_one_file(tmp_path: Path, driver: Any
     assert [(s.kind, len(s.events)) for s in history] == [("ping_pong", 4)]
     for name in ("planner", "coder"):
         assert AgentRuntime(name, store=store).audit.verify().ok
+
+
+def test_the_pass_being_stored_completes_a_ping_pong_on_each_backend(
+    clock: FrozenClock, any_store_url: str
+) -> None:
+    """The fourth pass is seen as it is stored, on PostgreSQL too (where the store shows a
+    message only once its commit has ended: the pass is taken from the event)."""
+    planner, coder = make(clock, "planner", any_store_url), make(clock, "coder", any_store_url)
+    task = {"task": "fix the flaky login test"}
+    refs = []
+    for i in range(4):
+        sender, receiver = (planner, coder) if i % 2 == 0 else (coder, planner)
+        refs.append((sender.agent_id, sender.record_handoff(receiver.agent_id, task).seq))
+        clock.advance(1)
+        if i < 3:
+            assert active(sender) == []
+    signal = the_signal(coder, "ping_pong")
+    assert [(e.agent, e.seq) for e in signal.events] == refs
+    assert signal.confidence == 0.8
+
+
+def test_handoffs_of_the_agent_from_another_runtime_count(
+    clock: FrozenClock, any_store_url: str
+) -> None:
+    """A pass the same agent made through another runtime (another process, say) is read
+    from the store: the runtime that completes the loop did not see it being stored."""
+    first, second = make(clock, "planner", any_store_url), make(clock, "planner", any_store_url)
+    coder = make(clock, "coder", any_store_url)
+    task = {"task": "summarise the Q3 report"}
+    refs = []
+    for sender, to in ((first, "coder"), (coder, "planner"), (second, "coder"), (coder, "planner")):
+        refs.append((sender.agent_id, sender.record_handoff(to, task).seq))
+        clock.advance(1)
+    refs.append(("planner", first.record_handoff("coder", task).seq))
+    signal = the_signal(first, "ping_pong")
+    assert [(e.agent, e.seq) for e in signal.events] == refs  # the second runtime's pass too
+
+
+def test_ping_pong_between_processes_on_postgresql(
+    postgres_databases: Callable[[], str], driver: Any
+) -> None:
+    url = postgres_databases()
+    content = {"task": "summarise the Q3 report", "attempt": 1}
+    with driver.AgentProcess(url, "planner") as planner, driver.AgentProcess(url, "coder") as coder:
+        passes = []
+        for proc, to in ((planner, "coder"), (coder, "planner"), (planner, "coder")):
+            answer = proc.call("handoff", to=to, content=content)
+            assert answer["ok"] and answer["status"]["state"] == "ok", answer
+            passes.append((proc.agent, answer["result"]))
+        answer = coder.call("handoff", to="planner", content=content)
+        passes.append(("coder", answer["result"]))
+        (signal,) = answer["status"]["signals"]
+        assert signal["kind"] == "ping_pong"
+        assert [(e["agent"], e["seq"]) for e in signal["events"]] == passes
+    assert [s.kind for s in AgentRuntime("coder", store=url).loop_history()] == ["ping_pong"]
+
+
+def test_a_pass_committed_after_a_newer_one_still_counts_on_postgresql(
+    postgres_databases: Callable[[], str],
+) -> None:
+    """PostgreSQL draws a message's id when its commit begins, so a slow commit can become
+    visible after messages with higher ids were read (here: this agent's own pass to
+    another agent). Messages to this agent are read after the newest one to it, not after
+    the newest id seen, so the late pass still completes the ping-pong."""
+    url = postgres_databases()
+    me, slow = AgentRuntime("me", store=url), AgentRuntime("slow", store=url)  # (the real
+    task = {"task": "deploy the release"}  # clock: the held handoff's process uses it)
+    me.send_message("fast", "status?")
+    slow.record_handoff("me", task)
+    me.record_handoff("slow", task)
+    with subprocess.Popen(
+        [sys.executable, str(PROCS / "held_handoff.py"), url, "slow", "me", json.dumps(task)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_load_driver().child_env(),
+    ) as held:
+        assert held.stdin is not None and held.stdout is not None
+        assert json.loads(held.stdout.readline()) == {"holding": True}  # its id is drawn
+        me.send_message("fast", "status?")  # (nothing new) a higher id, committed first
+        held.stdin.write("release\n")
+        held.stdin.flush()
+        late = json.loads(held.stdout.readline())["seq"]
+        assert held.wait(timeout=60) == 0
+    assert active(me) == []
+    last = me.record_handoff("slow", task).seq
+    signal = the_signal(me, "ping_pong")
+    assert [(e.agent, e.seq) for e in signal.events][-2:] == [("slow", late), ("me", last)]
+    assert len(signal.events) == 4
 
 
 # ============================================================================== reflection

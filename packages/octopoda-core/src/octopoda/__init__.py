@@ -31,12 +31,12 @@ from ._errors import (
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._actions import LoopPolicy, Stats
+    from ._actions import Stats
     from ._audit import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
     from ._client import AgentInfo, Octopoda
     from ._collab import Conflict, Goal, Message, SharedValue, SharedVersion
     from ._events import AuditChainer, Pipeline, Processor
-    from ._loops import LoopEventRef, LoopSignal, LoopStatus
+    from ._loops import LoopEventRef, LoopPolicy, LoopSignal, LoopStatus
     from ._records import (
         EraseResult,
         Event,
@@ -82,7 +82,7 @@ _LAZY: dict[str, str] = {
     "Message": "._collab",
     "SharedValue": "._collab",
     "SharedVersion": "._collab",
-    "LoopPolicy": "._actions",
+    "LoopPolicy": "._loops",
     "Stats": "._actions",
     "LoopEventRef": "._loops",
     "LoopSignal": "._loops",

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, NamedTuple
 
-from ._actions import LoopPolicy
 from ._config import open_store
 from ._events import Processor
+from ._loops import LoopPolicy
 from ._runtime import AgentRuntime
 from ._store import SpaceRow, Store
 from ._values import validate_agent_id, validate_seconds

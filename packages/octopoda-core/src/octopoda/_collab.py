@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._actions import digest_preview
-from ._detectors import content_gist
 from ._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
+from ._loops.gists import content_gist
 from ._records import MemoryVersion
 from ._store import (
     ConflictRow,
@@ -44,7 +44,7 @@ from ._values import (
 )
 
 if TYPE_CHECKING:
-    from ._actions import LoopGuard
+    from ._loops import LoopGuard
 
 __all__ = [
     "CollabMixin",

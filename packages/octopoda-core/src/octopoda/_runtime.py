@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._actions import ActionsMixin, LoopGuard, LoopPolicy
+from ._actions import ActionsMixin
 from ._audit import AuditTrail
 from ._bundle import build_bundle, read_bundle
 from ._canonical import canonical_text
@@ -22,6 +22,7 @@ from ._errors import (
     VersionConflict,
 )
 from ._events import Pipeline, Processor
+from ._loops import LoopGuard, LoopPolicy
 from ._records import (
     EraseResult,
     Event,

@@ -1,9 +1,10 @@
-"""Loop signals, their shared state, and the monitor the detectors report to.
+"""The monitor the detectors report to, and the base of every detector.
 
-The five detectors (``octopoda._detectors``) are processors in the agent's events pipeline:
-they see every event as it is committed (and reads, in memory only), keep small bounded
-state per stream (a tool call with its arguments, a memory key, a decision subject, an agent
-pair), and report to the :class:`LoopMonitor`. A detection names the exact events that
+The five detectors (one module each in this package) are processors in the agent's events
+pipeline: the novelty tracker (``novelty.py``) sees every event as it is committed (and
+reads, in memory only), keeps small bounded state per stream (``streams.py``: a tool call
+with its arguments, a memory key), and hands each event to the detectors' ``observe_*``
+methods; they report to the :class:`LoopMonitor`. A detection names the exact events that
 form the loop. Progress in a stream (a new result, a new value) clears its signal, and a
 signal also clears by itself once the agent has moved on: after ``clear_after_actions``
 further actions, or ``clear_after_seconds``, without the loop continuing.
@@ -11,65 +12,11 @@ further actions, or ``clear_after_seconds``, without the loop continuing.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Iterable
 
-__all__ = [
-    "SIGNAL_KINDS",
-    "LoopEventRef",
-    "LoopMonitor",
-    "LoopSignal",
-    "LoopStatus",
-]
+from .signals import AgentRefTuple, LoopEventRef, LoopSignal, RefTuple
 
-SIGNAL_KINDS = ("retry", "oscillation", "ping_pong", "reflection", "recall_write")
-
-
-class LoopEventRef(NamedTuple):
-    """One event of a loop: its seq (0 for a read, which is never stored) in the chain of
-    ``agent`` (empty: the agent whose status this is), what it was, and a short preview of
-    its arguments or value."""
-
-    seq: int
-    kind: str
-    name: str
-    preview: str
-    agent: str = ""
-
-
-class LoopSignal(NamedTuple):
-    """An active (or past) detection."""
-
-    kind: str
-    confidence: float
-    subject: str
-    events: tuple[LoopEventRef, ...]
-    explanation: str
-    suggestion: str
-    detected_at: float
-
-    @property
-    def seqs(self) -> tuple[int, ...]:
-        return tuple(e.seq for e in self.events if e.seq)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = self._asdict()
-        out["events"] = [e._asdict() for e in self.events]
-        return out
-
-
-class LoopStatus(NamedTuple):
-    """``state`` is ``ok``, ``warning`` (signals below the policy's confidence) or
-    ``looping``."""
-
-    state: str
-    signals: tuple[LoopSignal, ...]
-
-    @property
-    def looping(self) -> bool:
-        return self.state == "looping"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "signals": [s.to_dict() for s in self.signals]}
+__all__ = ["Detector", "LoopMonitor"]
 
 
 class _Active:
@@ -92,12 +39,12 @@ class LoopMonitor:
 
     __slots__ = (
         "_actions",
-        "_active",
         "_due_actions",
         "_due_novelty",
         "_due_time",
         "_now",
         "_unannounced",
+        "active",
         "before",
         "calls",
         "clear_after_actions",
@@ -121,7 +68,9 @@ class LoopMonitor:
         self.clear_after_actions = clear_after_actions
         self.clear_after_seconds = clear_after_seconds
         self.clear_after_progress = clear_after_progress
-        self._active: dict[tuple[str, str], _Active] = {}
+        self.active: dict[tuple[str, str], _Active] = {}
+        """The active signals by (kind, stream): a detector clears its stream only when this
+        is not empty (most progress ends no loop)."""
         self._actions = 0
         self._now = 0.0
         self.detections = 0
@@ -151,10 +100,13 @@ class LoopMonitor:
         self._due_novelty = 0
 
     def tick(self, time: float) -> None:
-        """Count one action (detectors call this through the first detector)."""
+        """Count one action at ``time``, and let signals expire once the agent has moved on.
+        Only active signals need the count (each expires ``clear_after_actions`` actions
+        after it was last seen), so the novelty tracker ticks only while ``active`` is not
+        empty: ``report`` takes its time from the signal."""
         self._actions += 1
         self._now = time
-        if self._active and (
+        if self.active and (
             self._actions > self._due_actions
             or time > self._due_time
             or self.novelty >= self._due_novelty
@@ -164,52 +116,53 @@ class LoopMonitor:
     def _expire(self) -> None:
         stale = [
             key
-            for key, a in self._active.items()
+            for key, a in self.active.items()
             if self._actions - a.action_index > self.clear_after_actions
             or self._now - a.time > self.clear_after_seconds
             or self.novelty - a.novelty >= self.clear_after_progress
         ]
         for key in stale:
-            if not self._active.pop(key).announced:
+            if not self.active.pop(key).announced:
                 self._unannounced -= 1
-        if self._active:
+        if self.active:
             self._due_actions = (
-                min(a.action_index for a in self._active.values()) + self.clear_after_actions
+                min(a.action_index for a in self.active.values()) + self.clear_after_actions
             )
-            self._due_time = min(a.time for a in self._active.values()) + self.clear_after_seconds
+            self._due_time = min(a.time for a in self.active.values()) + self.clear_after_seconds
             self._due_novelty = (
-                min(a.novelty for a in self._active.values()) + self.clear_after_progress
+                min(a.novelty for a in self.active.values()) + self.clear_after_progress
             )
 
     def report(self, stream: str, signal: LoopSignal) -> None:
         """A detector saw a loop in ``stream`` (again): keep the strongest, newest view."""
         key = (signal.kind, stream)
-        current = self._active.get(key)
+        now = signal.detected_at  # (the event's time)
+        current = self.active.get(key)
         if current is None:
-            self._active[key] = _Active(signal, self._actions, self._now, self.novelty)
+            self.active[key] = _Active(signal, self._actions, now, self.novelty)
             self.detections += 1
             self._unannounced += 1
-            if len(self._active) == 1:
+            if len(self.active) == 1:
                 self._due_actions = self._actions + self.clear_after_actions
-                self._due_time = self._now + self.clear_after_seconds
+                self._due_time = now + self.clear_after_seconds
                 self._due_novelty = self.novelty + self.clear_after_progress
         else:
             current.signal = signal
             current.action_index = self._actions
-            current.time = self._now
+            current.time = now
             current.novelty = self.novelty
 
     def clear(self, kind: str, stream: str) -> None:
         """Progress in ``stream``: its signal of ``kind`` is over."""
-        if self._active:
-            gone = self._active.pop((kind, stream), None)
+        if self.active:
+            gone = self.active.pop((kind, stream), None)
             if gone is not None and not gone.announced:
                 self._unannounced -= 1
 
     def reset(self) -> None:
         """Forget every active signal, and start a new epoch of progress so that no chain
         that began before continues."""
-        self._active.clear()
+        self.active.clear()
         self._unannounced = 0
         self.novelty += 1
         self.before = self.novelty
@@ -218,7 +171,7 @@ class LoopMonitor:
         if now is not None:
             self._now = max(self._now, now)
             self._expire()
-        return tuple(sorted((a.signal for a in self._active.values()), key=lambda s: -s.confidence))
+        return tuple(sorted((a.signal for a in self.active.values()), key=lambda s: -s.confidence))
 
     def unannounced(self) -> list[LoopSignal]:
         """Signals not yet recorded as ``loop_detected`` events (marks them recorded)."""
@@ -226,7 +179,7 @@ class LoopMonitor:
             return []
         self._unannounced = 0
         out = []
-        for active in self._active.values():
+        for active in self.active.values():
             if not active.announced:
                 active.announced = True
                 out.append(active.signal)
@@ -235,3 +188,36 @@ class LoopMonitor:
     @property
     def pending(self) -> bool:
         return self._unannounced > 0
+
+
+class Detector:
+    """The base of the five detectors: a kind, the monitor it reports to, and ``report``.
+    The novelty tracker hands each detector the events it judges through its
+    ``observe_*`` methods."""
+
+    kind = ""
+    __slots__ = ("monitor",)
+
+    def __init__(self, monitor: LoopMonitor) -> None:
+        self.monitor = monitor
+
+    def report(
+        self,
+        stream: str,
+        confidence: float,
+        subject: str,
+        events: Iterable[LoopEventRef | RefTuple | AgentRefTuple],
+        explanation: str,
+        suggestion: str,
+        time: float,
+    ) -> None:
+        refs = tuple(e if isinstance(e, LoopEventRef) else LoopEventRef(*e) for e in events)
+        self.monitor.report(
+            stream, LoopSignal(self.kind, confidence, subject, refs, explanation, suggestion, time)
+        )
+
+    def clear(self, stream: str) -> None:
+        """Progress in ``stream``: this detector's signal there (if any) is over."""
+        monitor = self.monitor
+        if monitor.active:
+            monitor.clear(self.kind, stream)

@@ -1,0 +1,370 @@
+"""What a text says, whatever its wording: the gists and rules the novelty tracker and the
+detectors judge by.
+
+* ``content_gist``: a message or handoff, whatever its case, spacing, key order or final
+  full stop.
+* ``volatile_gist``: a tool result without its metadata (timestamps, request ids, UUIDs),
+  or tool arguments without their nonces.
+* ``normalize_error``: error text with numbers and ids masked.
+* ``word_gist`` / ``Gist``: the content words of a decision (reflection, oscillation of
+  decisions), and ``name_other_things``: texts naming other numbers or identifiers.
+* ``is_acknowledgement`` / ``informative``: a result that tells nothing ("ok", None, the
+  current time).
+* ``bookkeeping``: a written value that teaches nothing (a counter one step on, the
+  current time).
+* ``wait_kind`` / ``is_waiting``: tool names that sleep or wait for something.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Set as AbstractSet
+from datetime import datetime, timezone
+from typing import Any
+
+from .chain import WIDTH
+
+__all__ = [
+    "BLOCKS",
+    "NUMBER_START",
+    "QUOTED_DIGIT",
+    "SLEEPS",
+    "Gist",
+    "bookkeeping",
+    "content_gist",
+    "digest",
+    "gist_similarity",
+    "informative",
+    "is_acknowledgement",
+    "is_now",
+    "is_waiting",
+    "name_other_things",
+    "normalize_error",
+    "volatile_gist",
+    "wait_kind",
+    "word_gist",
+]
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_MASK = re.compile(r"0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\w*\d\w*")
+_DIGIT = re.compile(r"\d")
+
+
+def content_gist(body: str) -> str:
+    """What a message or handoff says, whatever its case, spacing or key order: the first
+    16 hex digits of the SHA-256 of its tokens. ``body`` is the content's canonical JSON;
+    its tokens are the ``\\w+`` runs and other non-space characters of its keys (sorted),
+    strings and numbers, in order, case-folded, with each string's final full stops and
+    exclamation marks dropped, joined by one space. "Implement the login page." and
+    "implement the login  page\\n" have one gist; "a + b" and "a - b", "-5" and "5",
+    "deploy now?" and "deploy now" do not."""
+    try:
+        stack: list[Any] = [json.loads(body)]
+    except ValueError:
+        stack = [body]
+    tokens: list[str] = []
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key in sorted(value, reverse=True):
+                stack.append(value[key])
+                stack.append(key)
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+        elif isinstance(value, str):
+            tokens.extend(_TOKEN.findall(value.casefold().strip().rstrip(".!")))
+        elif value is not None:
+            tokens.extend(_TOKEN.findall(str(value).casefold()))
+    joined = " ".join(tokens).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(joined).hexdigest()[:WIDTH]
+
+
+# -- results and arguments without their metadata -------------------------------------------
+
+_RESULT_METADATA = (
+    "generated_at|generatedAt|fetched_at|fetchedAt|retrieved_at|retrievedAt|requested_at"
+    "|requestedAt|served_at|servedAt|cached_at|cachedAt|responded_at|server_time|serverTime"
+    "|timestamp|took|took_ms|tookMs|elapsed_ms|elapsedMs|response_time_ms|responseTimeMs"
+    "|request_id|requestId|x_request_id|trace_id|traceId|span_id|spanId|correlation_id"
+    "|correlationId|etag|ETag|nonce"
+)
+_ARGUMENT_NOISE = (
+    "nonce|idempotency_key|idempotencyKey|request_id|requestId|trace_id|traceId"
+    "|correlation_id|correlationId|cache_buster|cachebuster|nocache|ts|_ts|_t|_"
+)
+_JSON_VALUE = r'(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)'
+_VOLATILE = re.compile(rf'"(?:{_RESULT_METADATA})":{_JSON_VALUE}')
+_VOLATILE_ARGS = re.compile(rf'"(?:{_ARGUMENT_NOISE})":{_JSON_VALUE}')
+_UUID_HINT = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")  # (a fast prefilter)
+_VOLATILE_MAX_CHARS = 16384
+
+
+def volatile_gist(text: str, *, arguments: bool = False) -> str | None:
+    """The first 16 hex digits of the SHA-256 of a result's canonical JSON with its
+    metadata masked (UUIDs, and the values of response-metadata keys: ``fetched_at``,
+    ``generated_at``, ``timestamp``, ``took_ms``, ``request_id``, ``trace_id``, ``etag``,
+    ... exactly; a record's own ``starts_at`` or ``latency_ms`` is data), or None when it
+    has none: the same data fetched again with a fresh timestamp is the same result. For
+    ``arguments``, only the values of ``nonce``, ``idempotency_key``, ``request_id``,
+    ``trace_id``, ``correlation_id`` and cache busters (``ts``, ``_``, ``nocache``): a
+    call retried with a fresh idempotency key is the same call (an id that names what to
+    act on is not masked). Texts over 16,384 characters are compared whole: scanning
+    them would cost far more than their digest."""
+    if len(text) > _VOLATILE_MAX_CHARS:
+        return None
+    masked, n = (_VOLATILE_ARGS if arguments else _VOLATILE).subn(_mask_volatile, text)
+    if not arguments and _UUID_HINT.search(masked):
+        masked, uuids = _UUID.subn("#", masked)
+        n += uuids
+    if not n:
+        return None
+    return hashlib.sha256(masked.encode("utf-8", "surrogatepass")).hexdigest()[:WIDTH]
+
+
+def _mask_volatile(match: re.Match[str]) -> str:
+    found = match.group()
+    return found[: found.index('":') + 2] + "#"
+
+
+def normalize_error(text: str) -> str:
+    """Error text with UUIDs, hex ids and anything containing a digit masked, so
+    "timeout after 3012 ms (request 9f2c...)" repeats as the same failure."""
+    return _MASK.sub("#", _UUID.sub("#", text.strip()))
+
+
+def digest(data: Any) -> str | None:
+    """The SHA-256 of stored value data (JSON text or bytes), or None for no value."""
+    if data is None:
+        return None
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    return hashlib.sha256(raw).hexdigest()
+
+
+# -- the content words of a decision --------------------------------------------------------
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_FILLER = (  # words that say nothing about what was decided
+    "a an and are as at be been but by can could did do does for from had has have i i'll "
+    "i'm in is it its it's just let let's me my need now of ok okay on or our should so "
+    "that the then there this to try us was we we'll will with would you again going "
+    "think maybe probably first next still also"
+)
+_STOPWORDS = frozenset(_FILLER.split())
+_RANDOM_ID = re.compile(r"[0-9a-f]{8,}")
+_CACHE_WORDS = 16384
+_CACHE_TEXTS = 1024
+_texts: dict[str, Gist] = {}  # text (up to 512 characters) -> its gist
+_words: dict[str, tuple[str, bool]] = {}  # word -> (its stem, "" for filler; names something?)
+
+
+def _stem(word: str) -> str:
+    """A crude stem: "changing", "changed", "changes" and "change" all become "chang"."""
+    if len(word) > 4:
+        for suffix in ("ing", "ed", "es", "e", "s"):
+            if word.endswith(suffix):
+                return word[: -len(suffix)]
+    return word
+
+
+def _names_something(word: str) -> bool:
+    return (
+        _DIGIT.search(word) is not None
+        and " " not in word
+        and (word.isdigit() or _RANDOM_ID.fullmatch(word) is None)
+    )
+
+
+def name_other_things(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
+    """Whether the words of two texts differ in a number or an identifier ("order 42" and
+    "order 43", "INV2231", "v2", "3rd"): then they are about different things, however
+    alike the rest. Random hex ids ("trace 8f3a2c1d", parts of UUIDs) do not count."""
+    return any(_names_something(w) for w in a ^ b)
+
+
+class Gist:
+    """The content words of a text (``word_gist``): case-folded, filler ("I should", "let
+    me", "the") dropped, crudely stemmed; all its words when it has no others. ``names``
+    are the words among them that name something (a number, an identifier: see
+    ``name_other_things``), kept so that comparing two gists needs no second look at
+    their words."""
+
+    __slots__ = ("names", "words")
+
+    def __init__(self, words: frozenset[str], names: frozenset[str]) -> None:
+        self.words = words
+        self.names = names
+
+    def similarity(self, other: Gist) -> float:
+        """How much the two say the same, in [0, 1]: the Jaccard overlap of their words, 1.0
+        when one only adds words to the other (at least three, at most doubled), 0.0 when
+        they name different numbers or identifiers."""
+        a, b = self.words, other.words
+        if not a and not b:
+            return 1.0
+        if self.names != other.names:  # (the named words of a ^ b: name_other_things)
+            return 0.0
+        small, large = (a, b) if len(a) <= len(b) else (b, a)
+        if len(small) >= 3 and small <= large and len(large) <= 2 * len(small):
+            return 1.0  # the same statement with words added ("..., final answer")
+        return len(a & b) / len(a | b)
+
+
+_NO_NAMES: frozenset[str] = frozenset()
+
+
+def word_gist(text: str) -> Gist:
+    """The :class:`Gist` of ``text``. Gists of recent texts are kept (agents restate their
+    decisions word for word: that is what reflection looks for), and each word's stem is
+    worked out once."""
+    gist = _texts.get(text)
+    if gist is None:
+        gist = _word_gist(text)
+        if len(text) <= 512:
+            if len(_texts) >= _CACHE_TEXTS:
+                _texts.clear()
+            _texts[text] = gist
+    return gist
+
+
+def _word_gist(text: str) -> Gist:
+    words = _WORD.findall(text.casefold())
+    known = _words
+    content = set()
+    names = []
+    for w in words:
+        entry = known.get(w)
+        if entry is None:
+            if len(known) >= _CACHE_WORDS:
+                known.clear()
+            stem = "" if w in _STOPWORDS else _stem(w)
+            entry = known[w] = (stem, bool(stem) and _names_something(stem))
+        if entry[0]:
+            content.add(entry[0])
+            if entry[1]:
+                names.append(entry[0])
+    if not content:  # only filler: its words (which name nothing) are the gist
+        return Gist(frozenset(words), _NO_NAMES)
+    return Gist(frozenset(content), frozenset(names))
+
+
+def gist_similarity(a: str, b: str) -> float:
+    """How much two texts say the same, in [0, 1]: the Jaccard overlap of their content
+    words (filler like "I should", "let me", "the" dropped, crude stems), or 1.0 when one
+    only adds words to the other; 0.0 when they name different identifiers or numbers
+    (another order id). Restatements score high; statements about other things (another
+    database) score low."""
+    return word_gist(a).similarity(word_gist(b))
+
+
+# -- results that tell nothing, writes that teach nothing -----------------------------------
+
+NUMBER_START = frozenset("-0123456789")
+"""How the JSON text of a number starts: only such a value, or one starting with a
+``QUOTED_DIGIT`` (an ISO 8601 time), can be bookkeeping."""
+QUOTED_DIGIT = frozenset(f'"{d}' for d in "0123456789")
+_ISO_TIME = re.compile(r'"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)"')
+_NOW_SECONDS = 120.0
+
+
+def is_acknowledgement(preview: Any) -> bool:
+    """Whether a tool result only acknowledges (None, true, "ok", {"status": "logged"}):
+    short and without a number, it brings no information."""
+    text = str(preview)
+    return len(text) <= 24 and _DIGIT.search(text) is None
+
+
+def informative(preview: str, now: float) -> bool:
+    """Whether a tool result (its preview) tells something: more than an acknowledgement,
+    and not merely the current time."""
+    return not is_acknowledgement(preview) and not is_now(preview, now)
+
+
+def bookkeeping(data: Any, last: float | None, now: float) -> tuple[bool, float | None]:
+    """Whether a newly written value (its JSON text ``data``) is bookkeeping: a number one
+    step from ``last`` (the key's last number: an attempt or turn counter) or the current
+    time (an epoch number or an ISO 8601 string within two minutes of ``now``); and the
+    number it holds, if it is one (the key's next ``last``), else None."""
+    if not isinstance(data, str) or not data:
+        return False, None
+    if data[0] in NUMBER_START:
+        try:
+            value = float(data)
+        except ValueError:
+            return False, None
+        return (last is not None and abs(value - last) == 1) or _near(value, now), value
+    return is_now(data, now), None
+
+
+def _near(number: float, now: float) -> bool:
+    """Whether a number is the time ``now`` in epoch seconds or milliseconds."""
+    return abs(number - now) <= _NOW_SECONDS or abs(number / 1000 - now) <= _NOW_SECONDS
+
+
+def is_now(data: str, now: float) -> bool:
+    """Whether JSON text ``data`` is the time ``now``: epoch seconds or an ISO 8601 string
+    (naive ones read as UTC or local time) within two minutes."""
+    if data[:1] in NUMBER_START:
+        try:
+            return _near(float(data), now)
+        except ValueError:
+            return False
+    if not (data[:1] == '"' and data[1:2].isdigit()):
+        return False
+    match = _ISO_TIME.fullmatch(data)
+    if match is None:
+        return False
+    try:
+        moment = datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if moment.tzinfo is None:  # local or UTC: either reading counts
+        utc = moment.replace(tzinfo=timezone.utc).timestamp()
+        return min(abs(utc - now), abs(moment.timestamp() - now)) <= _NOW_SECONDS
+    return abs(moment.timestamp() - now) <= _NOW_SECONDS
+
+
+# -- tools that wait ------------------------------------------------------------------------
+
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_WAIT_FIRST = frozenset({"wait", "await"})  # wait_for_job, WaitUntilReady
+_WAIT_ANYWHERE = frozenset({"sleep", "backoff"})  # time.sleep, exponential_backoff
+_WAIT_ALONE = frozenset({"delay", "pause", "idle", "throttle", "wait", "sleep"})
+_WAIT_UNITS = frozenset(
+    {"s", "ms", "sec", "secs", "second", "seconds", "minute", "minutes", "for", "a", "bit", "while"}
+)
+SLEEPS, BLOCKS = 1, 2
+_waiting_names: dict[str, int] = {}
+
+
+def wait_kind(tool_name: str) -> int:
+    """0: not a wait; ``SLEEPS``: only waits (sleep, backoff, pause_seconds); ``BLOCKS``:
+    waits for something and says how it is (wait_for_job, WaitUntilReady)."""
+    known = _waiting_names.get(tool_name)
+    if known is None:
+        words = [w.lower() for w in _NAME_WORD.findall(tool_name)]
+        if not words:
+            known = 0
+        elif not _WAIT_ANYWHERE.isdisjoint(words) or (
+            words[0] in _WAIT_ALONE and all(w in _WAIT_UNITS for w in words[1:])
+        ):
+            known = SLEEPS
+        elif words[0] in _WAIT_FIRST:
+            known = BLOCKS
+        else:
+            known = 0
+        if len(_waiting_names) < 4096:
+            _waiting_names[tool_name] = known
+    return known
+
+
+def is_waiting(tool_name: str) -> bool:
+    """Whether a tool's name says it waits: its words (split at punctuation and camelCase)
+    start with "wait", or include "sleep" or "backoff", or are only "delay", "pause",
+    "idle" or "throttle" with a unit ("pause_seconds"). ``pause_subscription``,
+    ``get_delivery_delay`` and ``join_waitlist`` do not wait. A sleep is neutral (in no
+    chain, never new, unless it fails); a call that waits for something (``wait_for_job``)
+    is a poll: it marks the calls around it as polling and is judged like them."""
+    return wait_kind(tool_name) != 0

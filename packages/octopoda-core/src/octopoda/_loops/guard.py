@@ -1,0 +1,203 @@
+"""The loop guard of one agent runtime: the novelty tracker and its detectors, the pass log
+they read, the circuit breaker (the policy applied), accounting, and the warm-up replay."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, deque
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
+
+from .._errors import AgentPaused, InvalidInput, LoopDetected
+from .._records import Event
+from .monitor import Detector, LoopMonitor
+from .novelty import NoveltyTracker
+from .oscillation import OscillationDetector
+from .passes import PassLog, key_history, partner_work
+from .ping_pong import PingPongDetector
+from .policy import LoopPolicy
+from .recall_write import RecallWriteDetector
+from .reflection import ReflectionDetector
+from .retry import RetryDetector
+from .signals import LoopSignal, LoopStatus, describe
+
+if TYPE_CHECKING:
+    from .._events import Processor
+    from .._store import Store
+
+__all__ = ["DETECTORS", "WARM_UP_EVENTS", "LoopGuard", "paused_error"]
+
+DETECTORS: Final[dict[str, Callable[..., Detector]]] = {
+    "retry": RetryDetector,
+    "oscillation": OscillationDetector,
+    "ping_pong": PingPongDetector,
+    "reflection": ReflectionDetector,
+    "recall_write": RecallWriteDetector,
+}
+WARM_UP_EVENTS: Final = 256
+"""At start, a runtime replays the agent's last 256 events through its detectors (about a
+millisecond), so a loop that spans restarts (a crash loop, even after a long start-up) is
+still seen."""
+
+
+class LoopGuard:
+    """Detectors, breaker and statistics of one agent runtime."""
+
+    def __init__(self, agent: str, store: Store, policy: LoopPolicy | None, now: float) -> None:
+        if policy is not None and not isinstance(policy, LoopPolicy):
+            raise InvalidInput(
+                f"policy must be a LoopPolicy, not {type(policy).__name__};"
+                " e.g. LoopPolicy('pause', spend_cap_usd=5.0)"
+            )
+        self.agent = agent
+        self.store = store
+        self.policy = policy or LoopPolicy()
+        self.monitor = LoopMonitor()
+        self.novelty = NoveltyTracker(self.monitor)
+        self.passes = PassLog(agent, store)
+        self.detectors = self._detectors()
+        self.novelty.attach(self.detectors)
+        self._detect: Processor = self.novelty.process
+        self.operations: Counter[str] = Counter()
+        self.read_us: deque[float] = deque(maxlen=2048)
+        self.write_us: deque[float] = deque(maxlen=2048)
+        self.spend: deque[tuple[float, float]] = deque()
+        self.totals = {"tool_calls": 0, "llm_calls": 0, "tokens_in": 0, "tokens_out": 0}
+        self.spend_total = 0.0
+        self.capped_calls = 0  # tool calls since start or resume (for max_tool_calls)
+        self.paused_here = False
+        self._warm_up(now)
+
+    def _detectors(self) -> list[Detector]:
+        """The five detectors with the policy's thresholds (ping-pong reads the store)."""
+        detectors = []
+        for kind, cls in DETECTORS.items():
+            options = self.policy.detectors.get(kind, {})
+            args: tuple[Any, ...] = ()
+            if kind == "ping_pong":
+                store = self.store
+                args = (
+                    self.passes.passes,
+                    partial(key_history, store),
+                    partial(partner_work, store),
+                )
+            try:
+                detectors.append(cls(self.monitor, *args, **options))
+            except TypeError as exc:
+                raise InvalidInput(f"LoopPolicy(detectors={{{kind!r}: ...}}): {exc}") from None
+        return detectors
+
+    def _warm_up(self, now: float) -> None:
+        """Replay recent history (detection only: nothing is recorded or announced), and
+        count the spend already reported within the policy's window."""
+        row = self.store.agent(self.agent)
+        if row is None:
+            return
+        for event in self.store.events(self.agent, after_seq=max(0, row.head_seq - WARM_UP_EVENTS)):
+            self._detect(event)
+        self.monitor.unannounced()  # already recorded by the process that saw them
+        self.monitor.detections = 0
+        if self.policy.spend_cap_usd is not None:
+            since = now - self.policy.spend_window_seconds
+            for event in self.store.events(
+                self.agent, since=since, kinds=("tool_call", "llm_call")
+            ):
+                cost = float(event.payload.get("cost_usd", 0.0))
+                if cost:
+                    self.spend.append((event.time, cost))
+
+    # -- the pipeline side ------------------------------------------------------------------
+
+    def processors(self) -> list[Processor]:
+        """One pipeline processor: the novelty tracker, which counts the action and runs
+        the detectors."""
+        return [self._detect]
+
+    def observe_read(self, namespace: str, key: str, data: Any, now: float) -> None:
+        """A read: through the read-aware detectors, in memory only."""
+        self.novelty.observe_read(self.agent, namespace, key, data, now)
+
+    # -- accounting -------------------------------------------------------------------------
+
+    def account(self, event: Event) -> None:
+        """An event this runtime committed: operations, calls, tokens and spend."""
+        kind, payload, now = event.kind, event.payload, event.time
+        self.operations[kind] += 1
+        self.passes.committed(event.seq)
+        if kind in ("tool_call", "llm_call"):
+            self.totals[kind + "s"] += 1
+            self.capped_calls += kind == "tool_call"
+            self.totals["tokens_in"] += int(payload.get("tokens_in", 0))
+            self.totals["tokens_out"] += int(payload.get("tokens_out", 0))
+            cost = float(payload.get("cost_usd", 0.0))
+            if cost:
+                self.spend.append((now, cost))
+                self.spend_total += cost
+
+    def spend_in_window(self, now: float) -> float:
+        cutoff = now - self.policy.spend_window_seconds
+        while self.spend and self.spend[0][0] < cutoff:
+            self.spend.popleft()
+        return sum(cost for _, cost in self.spend)
+
+    # -- the breaker ------------------------------------------------------------------------
+
+    def tripped(self, now: float) -> tuple[str, LoopSignal | None] | None:
+        """Why the policy wants the agent paused now, or None."""
+        policy = self.policy
+        if policy.on_loop == "pause":
+            for signal in self.monitor.signals(now):
+                if signal.confidence >= policy.min_confidence:
+                    return describe(signal, self.agent), signal
+        if policy.spend_cap_usd is not None:
+            spent = self.spend_in_window(now)
+            if spent > policy.spend_cap_usd:
+                return (
+                    f"spend cap: ${spent:.4f} reported in the last"
+                    f" {policy.spend_window_seconds:g}s exceeds ${policy.spend_cap_usd:g}",
+                    None,
+                )
+        if policy.max_tool_calls is not None and self.capped_calls >= policy.max_tool_calls:
+            return f"tool-call cap: {self.capped_calls} tool calls recorded", None
+        return None
+
+    def raise_for_loop(self, event: Event) -> None:
+        """With ``on_loop="raise"``: raise if ``event`` completed (or continued) a loop."""
+        if self.policy.on_loop != "raise":
+            return
+        for signal in self.monitor.signals(event.time):
+            if signal.confidence >= self.policy.min_confidence and any(
+                e.seq == event.seq and e.agent in ("", self.agent) for e in signal.events
+            ):
+                raise LoopDetected(f"agent {self.agent!r}: {describe(signal, self.agent)}", signal)
+
+    def resumed(self) -> None:
+        """Start afresh after a resume (here or in another process)."""
+        self.monitor.reset()
+        self.spend.clear()
+        self.capped_calls = 0
+        self.paused_here = False
+
+    def status(self, now: float) -> LoopStatus:
+        signals = self.monitor.signals(now)
+        if not signals:
+            return LoopStatus("ok", ())
+        looping = any(s.confidence >= self.policy.min_confidence for s in signals)
+        return LoopStatus("looping" if looping else "warning", signals)
+
+
+def paused_error(agent: str, reason: str | None) -> AgentPaused:
+    """The error for a paused agent, from the stored pause reason (JSON with the reason
+    and the signal, or plain text)."""
+    text = reason or "paused"
+    try:
+        info = json.loads(text)
+        text = str(info.get("reason", text))
+    except ValueError:
+        info = None
+    return AgentPaused(
+        f"agent {agent!r} is paused: {text}. Fix the cause, then call agent.resume().",
+        text,
+        info.get("signal") if isinstance(info, dict) else None,
+    )

@@ -1,0 +1,179 @@
+"""What ping-pong reads about other agents: an agent's recent passes (``PassLog``), a shared
+key's recent writers (``key_history``) and whether a partner's tool calls told it anything
+(``partner_work``). All come from the store, so agents in other processes count."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .._records import Event
+from .._store import MessageRow, stored_sha256
+from .gists import content_gist, informative
+from .payloads import pass_of, tool_call_of
+from .ping_pong import Pass
+
+if TYPE_CHECKING:
+    from .._store import Store
+
+__all__ = ["WINDOW", "PassLog", "key_history", "partner_work"]
+
+WINDOW = 48
+"""The passes kept: an agent's newest 48 handoffs and messages, sent or received."""
+
+
+class PassLog:
+    """The recent handoffs and messages ``agent`` sent or received (its passes), in store
+    order (by message id), kept in memory and topped up from the store at each pass.
+
+    The first pass reads the newest ``WINDOW`` from the store. After that, the agent's own
+    passes come from its events as they are stored, in the order of its chain (the one
+    being stored included, which PostgreSQL does not show until its commit ends); they
+    are read from the store again only when another runtime stored events of this agent
+    meanwhile (a gap in the seqs committed here: ``committed``). Messages to the agent are
+    read after the newest one known: a store makes the messages to one agent appear in id
+    order (what polling ``read_messages(after_id=...)`` relies on; PostgreSQL, which draws
+    ids as commits begin and so can show ids out of order overall, serialises the commits
+    to one inbox), so none is missed. On SQLite, where one writer at a time means all ids
+    appear in order, a pass whose message id is the next after this agent's last needs
+    no read at all: nothing was stored in between.
+    """
+
+    __slots__ = (
+        "_gists",
+        "_ids",
+        "_in_order",
+        "_last_id",
+        "_own_through",
+        "_passes",
+        "_received",
+        "_run",
+        "_store",
+        "agent",
+    )
+
+    def __init__(self, agent: str, store: Store) -> None:
+        self.agent = agent
+        self._store = store
+        # SQLite stores one writer at a time, and a message's id is drawn inside its
+        # commit: ids appear in order there, so a pass whose id follows this agent's last
+        # one's shows that nothing was stored in between
+        self._in_order = store.url.startswith("sqlite:")
+        self._last_id = -1  # the message id of this agent's last pass seen here
+        self._run = (0, -1)  # the newest run of seqs this runtime committed without a gap
+        self._passes: list[Pass] = []  # by message id
+        self._ids: list[int] = []  # their message ids
+        self._received = 0  # the id of the newest message to this agent read
+        self._own_through = -1  # the agent's own passes up to this seq are known
+        self._gists: dict[str, str] = {}  # message body digest -> content gist
+
+    def committed(self, seq: int) -> None:
+        """This runtime committed the agent's event ``seq`` (the guard says so)."""
+        first, last = self._run
+        self._run = (first, seq) if seq == last + 1 else (seq, seq)
+
+    def passes(self, event: Event) -> Sequence[Pass]:
+        """The agent's newest passes, oldest first, the one ``event`` is storing included
+        (kept here: read, do not change)."""
+        first, last = self._run
+        own = self._own_through
+        seq = event.seq
+        p = pass_of(event)
+        message_id = p.get("message_id")
+        if own < 0 or seq <= own or (own + 1 < seq and not (first <= own + 1 and last == seq - 1)):
+            # the first pass; a seq again (its first commit failed); or another runtime
+            # stored events of this agent meanwhile
+            self._load()
+        elif not (self._in_order and message_id == self._last_id + 1):
+            self._top_up()  # (else no message at all was stored since this agent's last)
+        self._own_through = seq
+        if message_id is None:  # (an event that did not come from a store: the newest)
+            message_id = self._ids[-1] + 1 if self._ids else 1
+        self._last_id = message_id
+        kind = "handoff" if "handoff" in (event.kind, p.get("type")) else "message_sent"
+        to = str(p["to"])
+        ref = (seq, kind, to, str(p.get("preview", ""))[:60], self.agent)
+        content = str(p.get("content_gist") or p.get("content_sha256"))
+        self._add(message_id, (self.agent, to, content, event.time, ref), to == self.agent)
+        return self._passes
+
+    def _load(self) -> None:
+        self._passes, self._ids, self._received = [], [], 0
+        for row in self._store.messages(party=self.agent, limit=WINDOW):
+            self._add_row(row)
+
+    def _top_up(self) -> None:
+        floor = self._received
+        if len(self._ids) >= WINDOW and self._ids[0] > floor:
+            floor = self._ids[0]  # (messages older than every pass kept do not matter)
+        for row in self._store.messages(recipient=self.agent, after_id=floor):
+            self._add_row(row)
+
+    def _add_row(self, row: MessageRow) -> None:
+        ids = self._ids
+        if ids and row.id <= ids[-1] and ids[bisect_left(ids, row.id)] == row.id:
+            return  # known
+        gists = self._gists
+        gist = gists.get(row.body_sha256)
+        if gist is None:
+            if len(gists) > 4096:
+                gists.clear()
+            gist = gists[row.body_sha256] = content_gist(row.body)
+        kind = "handoff" if row.message_type == "handoff" else "message_sent"
+        to = str(row.recipient)
+        ref = (row.seq, kind, to, row.body[:60], row.sender)
+        self._add(row.id, (row.sender, to, gist, row.created_at, ref), to == self.agent)
+
+    def _add(self, message_id: int, item: Pass, received: bool) -> None:
+        """Insert a pass by its message id (once), keeping the newest ``WINDOW``."""
+        ids = self._ids
+        if not ids or message_id > ids[-1]:
+            at = len(ids)
+        else:
+            at = bisect_left(ids, message_id)
+            if ids[at] == message_id or (at == 0 and len(ids) >= WINDOW):
+                return  # known, or older than every pass kept
+        ids.insert(at, message_id)
+        self._passes.insert(at, item)
+        if received and message_id > self._received:
+            self._received = message_id
+        if len(ids) > WINDOW:
+            ids.pop(0)
+            self._passes.pop(0)
+
+
+def key_history(store: Store, namespace: str, key: str) -> list[Pass]:
+    """The recent writes of a shared key (the last 12 versions), oldest first, as passes
+    ``(author, "", value_sha256, time, ref)``."""
+    rows = store.history(namespace, key, 12)
+    return [
+        (
+            str(r.author),
+            "",
+            str(stored_sha256(r)),
+            r.created_at,
+            (r.seq, "shared_write", key, f"v{r.version}", str(r.author)),
+        )
+        for r in reversed(rows)
+    ]
+
+
+def partner_work(store: Store, agent: str, start: int | None, middle: int, end: int) -> bool:
+    """Whether ``agent`` made a tool call that told it something (a result more than an
+    acknowledgement or the time: ``informative``) between its events ``middle`` and
+    ``end`` that it had not made between ``start`` and ``middle``."""
+
+    def calls(after: int, until: int) -> set[tuple[str, str, str]]:
+        found = set()
+        for e in store.events(
+            agent, after_seq=after, until_seq=until, kinds=("tool_call",), limit=128
+        ):
+            p = tool_call_of(e)
+            if "error_sha256" not in p and informative(str(p.get("result_preview")), e.time):
+                args = p.get("args_gist") or p["args_sha256"]
+                found.add((p["name"], args, str(p.get("result_gist") or p.get("result_sha256"))))
+        return found
+
+    earlier = calls(start, middle) if start is not None else set()
+    return not calls(middle, end) <= earlier
