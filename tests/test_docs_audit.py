@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from octopoda._events import GENESIS_HASH, event_hash
+from octopoda._audit.chain import GENESIS_HASH, event_hash
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "audit.md").read_text(encoding="utf-8")
 

@@ -110,7 +110,7 @@ def postgres_url(postgres_databases: Callable[[], str]) -> str:
 def postgres_clean_url(postgres_url: str) -> Iterator[str]:
     """The run's database with Octopoda's tables emptied; the process's shared store on it
     (``AgentRuntime(store=url)``) is closed afterwards."""
-    from octopoda._config import open_store
+    from octopoda._store.config import open_store
     from octopoda._store.postgres.schema import TABLES
 
     with _admin(postgres_url) as conn:
@@ -129,7 +129,7 @@ def postgres_clean_url(postgres_url: str) -> Iterator[str]:
 def any_store_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
     """A store URL of each backend: an SQLite file, then the PostgreSQL test database
     (emptied first). Runtime tests that take it run against both stores."""
-    from octopoda._config import open_store
+    from octopoda._store.config import open_store
 
     if request.param == "sqlite":
         path = str(tmp_path / "octopoda.db")
@@ -156,9 +156,9 @@ def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
     if request.config.getoption("--store-backend") != "postgresql":
         yield
         return
-    import octopoda._client
-    import octopoda._config as config
-    import octopoda._runtime
+    import octopoda._runtime.client
+    import octopoda._runtime.runtime
+    import octopoda._store.config as config
 
     base = request.getfixturevalue("postgres_url")
     original = config.open_store
@@ -184,8 +184,8 @@ def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
             opened[key] = original(url, durability=durability)
         return opened[key]
 
-    patched = [(config, "open_store"), (octopoda._runtime, "open_store")]
-    patched.append((octopoda._client, "open_store"))
+    patched = [(config, "open_store"), (octopoda._runtime.runtime, "open_store")]
+    patched.append((octopoda._runtime.client, "open_store"))
     with pytest.MonkeyPatch.context() as mp:
         for module, name in patched:
             mp.setattr(module, name, open_store)

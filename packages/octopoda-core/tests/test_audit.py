@@ -36,7 +36,7 @@ from octopoda import (
     VerifyReport,
     verify_audit_bundle,
 )
-from octopoda._events import GENESIS_HASH, event_hash
+from octopoda._audit.chain import GENESIS_HASH, event_hash
 from octopoda.store import MemoryWrite, agent_namespace
 from octopoda.testing import FrozenClock
 
@@ -654,7 +654,7 @@ def test_a_malformed_bundle_raises_invalid_bundle(
 
 # -- an independent verifier, written from the documented format only --------------------------
 #
-# The module docstring of octopoda._events is the specification: RFC 8785 canonical JSON and an
+# The module docstring of octopoda._audit.chain is the specification: RFC 8785 canonical JSON and an
 # ECMAScript number form for ``time``. This verifier shares no code with the library.
 
 

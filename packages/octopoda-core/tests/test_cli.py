@@ -21,8 +21,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from octopoda import AgentRuntime, SqliteStore
-from octopoda._cli_memory import parse_value
-from octopoda._cli_output import iso_time, preview, table
+from octopoda._cli.memory import parse_value
+from octopoda._cli.output import iso_time, preview, table
 from octopoda._store.sqlite.schema import MIGRATIONS
 from octopoda.cli import MISSING_CLICK, build_cli, main
 

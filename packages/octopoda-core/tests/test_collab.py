@@ -44,7 +44,7 @@ from octopoda import (
     Store,
     VersionConflict,
 )
-from octopoda._client import IDLE_AFTER_SECONDS
+from octopoda._runtime.client import IDLE_AFTER_SECONDS
 from octopoda.store import SpaceRow
 from octopoda.testing import FrozenClock
 

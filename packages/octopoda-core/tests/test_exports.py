@@ -25,7 +25,13 @@ import octopoda
 import octopoda.store
 
 # Modules whose every listed name is part of the user-facing API.
-USER_FACING_MODULES = ["_errors", "_records", "_runtime", "_store.sqlite.store", "_audit"]
+USER_FACING_MODULES = [
+    "_errors",
+    "_records",
+    "_runtime.runtime",
+    "_store.sqlite.store",
+    "_audit.trail",
+]
 # Modules whose every listed name is part of the backend SPI (octopoda.store).
 SPI_MODULES = ["_store.ops", "_store.rows", "_store.protocol"]
 # The names that moved from octopoda to octopoda.store (deprecated aliases for one release).

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from octopoda import AccessDenied, Event, InvalidInput, NotFound, VersionConflict
-from octopoda._events import GENESIS_HASH
+from octopoda._audit.chain import GENESIS_HASH
 from octopoda.store import (
     CommitPlan,
     ConflictState,

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from octopoda import AgentRuntime, SqliteStore
-from octopoda._events import GENESIS_HASH, event_hash
+from octopoda._audit.chain import GENESIS_HASH, event_hash
 from octopoda._store.sqlite.schema import APPLICATION_ID, MIGRATIONS
 from octopoda.store import agent_namespace
 

@@ -37,7 +37,7 @@ from octopoda import (
     SqliteStore,
     VersionRecord,
 )
-from octopoda._config import open_store
+from octopoda._store.config import open_store
 from octopoda._values import MAX_AGENT_ID_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_BYTES
 
 T0 = 1_700_000_000.0

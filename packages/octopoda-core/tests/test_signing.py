@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from octopoda import AgentRuntime, InvalidInput, verify_audit_bundle
-from octopoda._events import GENESIS_HASH, event_hash
+from octopoda._audit.chain import GENESIS_HASH, event_hash
 
 ed25519 = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.ed25519")
 

@@ -31,11 +31,9 @@ from ._errors import (
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._actions import Stats
-    from ._audit import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
-    from ._client import AgentInfo, Octopoda
-    from ._collab import Conflict, Goal, Message, SharedValue, SharedVersion
-    from ._events import AuditChainer, Pipeline, Processor
+    from ._audit.chain import AuditChainer
+    from ._audit.signing import SignedHead
+    from ._audit.trail import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
     from ._loops import LoopEventRef, LoopPolicy, LoopSignal, LoopStatus
     from ._records import (
         EraseResult,
@@ -49,12 +47,15 @@ if TYPE_CHECKING:
         Snapshot,
         VersionRecord,
     )
-    from ._runtime import AgentRuntime
-    from ._signing import SignedHead
+    from ._runtime.actions import Stats
+    from ._runtime.client import AgentInfo, Octopoda
+    from ._runtime.collab import Conflict, Goal, Message, SharedValue, SharedVersion
+    from ._runtime.pipeline import Pipeline, Processor
+    from ._runtime.runtime import AgentRuntime
+    from ._runtime.views import Decision, MemoryDiff, MemoryView
     from ._store.postgres.store import PostgresStore
     from ._store.protocol import Store
     from ._store.sqlite.store import SqliteStore
-    from ._timeline import Decision, MemoryDiff, MemoryView
 
     # Deprecated here: the backend SPI lives in octopoda.store (see _MOVED below).
     from .store import AgentRow as AgentRow
@@ -75,42 +76,42 @@ if TYPE_CHECKING:
 # for command-line tools and for programs that import it before they need it.
 _LAZY: dict[str, str] = {
     "PostgresStore": "._store.postgres.store",
-    "AgentInfo": "._client",
-    "Octopoda": "._client",
-    "Conflict": "._collab",
-    "Goal": "._collab",
-    "Message": "._collab",
-    "SharedValue": "._collab",
-    "SharedVersion": "._collab",
+    "AgentInfo": "._runtime.client",
+    "Octopoda": "._runtime.client",
+    "Conflict": "._runtime.collab",
+    "Goal": "._runtime.collab",
+    "Message": "._runtime.collab",
+    "SharedValue": "._runtime.collab",
+    "SharedVersion": "._runtime.collab",
     "LoopPolicy": "._loops",
-    "Stats": "._actions",
+    "Stats": "._runtime.actions",
     "LoopEventRef": "._loops",
     "LoopSignal": "._loops",
     "LoopStatus": "._loops",
-    "AgentRuntime": "._runtime",
-    "AuditChainer": "._events",
-    "AuditTrail": "._audit",
-    "ChainHead": "._audit",
-    "Decision": "._timeline",
+    "AgentRuntime": "._runtime.runtime",
+    "AuditChainer": "._audit.chain",
+    "AuditTrail": "._audit.trail",
+    "ChainHead": "._audit.trail",
+    "Decision": "._runtime.views",
     "EraseResult": "._records",
     "Event": "._records",
     "ImportResult": "._records",
-    "MemoryDiff": "._timeline",
+    "MemoryDiff": "._runtime.views",
     "MemoryHealth": "._records",
     "MemoryItem": "._records",
     "MemoryVersion": "._records",
-    "MemoryView": "._timeline",
-    "Pipeline": "._events",
-    "Processor": "._events",
+    "MemoryView": "._runtime.views",
+    "Pipeline": "._runtime.pipeline",
+    "Processor": "._runtime.pipeline",
     "RecallResult": "._records",
     "RestoreResult": "._records",
-    "SignedHead": "._signing",
+    "SignedHead": "._audit.signing",
     "Snapshot": "._records",
     "SqliteStore": "._store.sqlite.store",
     "Store": "._store.protocol",
-    "VerifyReport": "._audit",
+    "VerifyReport": "._audit.trail",
     "VersionRecord": "._records",
-    "verify_audit_bundle": "._audit",
+    "verify_audit_bundle": "._audit.trail",
 }
 
 

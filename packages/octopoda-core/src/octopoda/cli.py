@@ -25,7 +25,7 @@ MISSING_CLICK: Final = (
 
 def build_cli() -> click.Group:
     """The ``octopoda`` click group (this imports click)."""
-    from ._cli_app import cli
+    from ._cli.app import cli
 
     return cli
 

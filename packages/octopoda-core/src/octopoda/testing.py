@@ -25,10 +25,11 @@ from typing import Any
 
 import pytest
 
+from ._audit.chain import GENESIS_HASH, event_hash
 from ._errors import AccessDenied, InvalidInput, NotFound, VersionConflict
-from ._events import GENESIS_HASH, Pipeline, event_hash
 from ._records import Event
-from ._runtime import AgentRuntime
+from ._runtime.pipeline import Pipeline
+from ._runtime.runtime import AgentRuntime
 from ._store.ops import (
     CreateSpace,
     EraseKey,

@@ -23,7 +23,7 @@ from .retry import RetryDetector
 from .signals import LoopSignal, LoopStatus, describe
 
 if TYPE_CHECKING:
-    from .._events import Processor
+    from .._runtime.pipeline import Processor
     from .._store import Store
 
 __all__ = ["DETECTORS", "WARM_UP_EVENTS", "LoopGuard", "paused_error"]

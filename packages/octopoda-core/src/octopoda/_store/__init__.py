@@ -6,6 +6,7 @@
   reads return (one named tuple per table row);
 * :mod:`.planner`: the pure commit planner, the rules of a write once for every backend;
 * :mod:`.reads`: the SQL reads, written once for every SQL dialect;
+* :mod:`.config`: which store a path, URL or ``OCTOPODA_DATABASE_URL`` opens;
 * :mod:`.sqlite` and :mod:`.postgres`: the backends, each a schema module (migrations,
   statements, its dialect) and a store class that reads, plans and executes.
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .._audit.signing import SignedHead
 from .._records import Event
-from .._signing import SignedHead
 from .ops import MemoryWrite, Op
 from .rows import AgentRow, ConflictRow, MessageRow, SnapshotRow, SpaceRow, StoredRow
 

@@ -21,9 +21,9 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
+from .._audit.signing import SignedHead
 from .._errors import InvalidInput
 from .._records import Event
-from .._signing import SignedHead
 from .planner import CommitReads, ConflictState, SpaceRule
 from .rows import AgentRow, ConflictRow, MessageRow, SnapshotRow, SpaceRow, StoredRow
 

@@ -21,8 +21,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..._audit.chain import GENESIS_HASH
 from ..._errors import InvalidInput
-from ..._events import GENESIS_HASH
 from ..._records import Event
 from ..ops import CreateSpace, EraseKey, MarkRead, MemoryWrite, Op, ResolveConflict, SendMessage
 from ..planner import (

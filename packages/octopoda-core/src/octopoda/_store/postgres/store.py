@@ -26,10 +26,10 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from ..._audit.chain import GENESIS_HASH
+from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, OctopodaError, SchemaTooNew, StorageError
-from ..._events import GENESIS_HASH
 from ..._records import Event
-from ..._signing import SignedHead
 from ..ops import MemoryWrite, Op
 from ..reads import SqlReads
 from . import schema as q

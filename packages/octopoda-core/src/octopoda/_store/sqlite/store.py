@@ -20,10 +20,10 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from ..._audit.chain import GENESIS_HASH
+from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, StorageError
-from ..._events import GENESIS_HASH
 from ..._records import Event
-from ..._signing import SignedHead
 from ..ops import CreateSpace, EraseKey, MarkRead, MemoryWrite, Op, ResolveConflict, SendMessage
 from ..planner import (
     NO_VERSION,

@@ -31,9 +31,9 @@ import math
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ._errors import InvalidBundle, OctopodaError
-from ._store import MemoryWrite, StoredRow
-from ._values import encode_value, validate_key, validate_tags
+from .._errors import InvalidBundle, OctopodaError
+from .._store import MemoryWrite, StoredRow
+from .._values import encode_value, validate_key, validate_tags
 
 __all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "build_bundle", "read_bundle"]
 

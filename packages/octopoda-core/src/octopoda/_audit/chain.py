@@ -1,12 +1,8 @@
-"""The events pipeline and the audit chain format.
+"""The audit chain format: how an event is hashed and linked to its predecessor.
 
-Every state-changing operation of an agent becomes an :class:`~octopoda.Event`. Inside the
-transaction that stores the change, the store assigns the event's ``seq`` and ``prev_hash``
-and passes it through the agent's pipeline: an ordered list of processors, small callables
-that take an event and return it (structlog's processors are the model). A processor may
-raise to refuse the change; the transaction then rolls back and nothing is stored.
-:class:`AuditChainer` is always the last processor: it fixes the event's canonical form and
-its hash, after which the event must not change.
+The agent's events pipeline (``octopoda._runtime.pipeline``) ends with :class:`AuditChainer`
+(``chain_event``): it fixes the event's canonical form and its hash, inside the transaction
+that stores the event, after which the event must not change.
 
 Chain format (enough to write a verifier in another language)::
 
@@ -33,17 +29,15 @@ one was given.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from json.encoder import encode_basestring
 
-from ._canonical import canonical_text, format_number
-from ._records import Event
+from .._canonical import canonical_text, format_number
+from .._records import Event
 
 __all__ = [
     "GENESIS_HASH",
     "AuditChainer",
-    "Pipeline",
-    "Processor",
     "chain_event",
     "chain_hasher",
     "event_body",
@@ -51,9 +45,6 @@ __all__ = [
 ]
 
 GENESIS_HASH = "0" * 64
-
-Processor = Callable[[Event], Event]
-"""A pipeline step: takes an event, returns it (possibly enriched), or raises to refuse."""
 
 
 def _body(agent_json: str, kind_json: str, payload_text: str, prev: str, seq: int, t: float) -> str:
@@ -157,20 +148,3 @@ def chain_event(event: Event) -> Event:
     )
     event.hash = hashlib.sha256(bytes.fromhex(prev) + body.encode("utf-8")).hexdigest()
     return event
-
-
-class Pipeline:
-    """An ordered list of processors every event passes through; the chainer runs last.
-
-    Stores call ``run`` (a bound method is cheaper to call than an instance)."""
-
-    __slots__ = ("processors", "run")
-
-    def __init__(self, processors: Iterable[Processor] = ()) -> None:
-        self.processors: list[Processor] = list(processors)
-        self.run: Processor = self.__call__
-
-    def __call__(self, event: Event) -> Event:
-        for processor in self.processors:
-            event = processor(event)
-        return chain_event(event)

@@ -6,12 +6,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, NamedTuple
 
-from ._config import open_store
-from ._events import Processor
-from ._loops import LoopPolicy
-from ._runtime import AgentRuntime
-from ._store import SpaceRow, Store
-from ._values import validate_agent_id, validate_seconds
+from .._loops import LoopPolicy
+from .._store import SpaceRow, Store
+from .._store.config import open_store
+from .._values import validate_agent_id, validate_seconds
+from .pipeline import Processor
+from .runtime import AgentRuntime
 
 __all__ = ["AgentInfo", "Octopoda"]
 

@@ -1,6 +1,6 @@
 """Verification of an agent's audit chain, in the store or in an exported bundle.
 
-``verify`` recomputes every event's hash from its stored fields (see ``octopoda._events``
+``verify`` recomputes every event's hash from its stored fields (see ``octopoda._audit.chain``
 for the exact format), checks that seqs run 1..N without gaps and that each event names its
 predecessor's hash, compares the last event with the head the store keeps, and optionally
 with a head the caller kept elsewhere (``expected_head``). It also checks that the memory
@@ -29,12 +29,12 @@ from collections.abc import Callable, Iterable, Iterator
 from json.encoder import encode_basestring
 from typing import Any, Final, NamedTuple
 
-from ._canonical import canonical_text, format_number
-from ._errors import AuditChainBroken, InvalidBundle, InvalidInput
-from ._events import GENESIS_HASH, chain_hasher
-from ._signing import SignedHead, public_key_hex, sign, signature_valid
-from ._store import Store, StoredRow, agent_namespace, stored_sha256
-from ._version import __version__
+from .._canonical import canonical_text, format_number
+from .._errors import AuditChainBroken, InvalidBundle, InvalidInput
+from .._store import Store, StoredRow, agent_namespace, stored_sha256
+from .._version import __version__
+from .chain import GENESIS_HASH, chain_hasher
+from .signing import SignedHead, public_key_hex, sign, signature_valid
 
 __all__ = ["AuditTrail", "ChainHead", "VerifyReport", "verify_audit_bundle"]
 

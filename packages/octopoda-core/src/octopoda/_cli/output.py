@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any, Final
 
-from ._records import MemoryVersion
+from .._records import MemoryVersion
 
 __all__ = [
     "BYTES_MARKER",

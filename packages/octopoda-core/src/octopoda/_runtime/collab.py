@@ -15,11 +15,10 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._actions import digest_preview
-from ._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
-from ._loops.gists import content_gist
-from ._records import MemoryVersion
-from ._store import (
+from .._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
+from .._loops.gists import content_gist
+from .._records import MemoryVersion
+from .._store import (
     ConflictRow,
     CreateSpace,
     MarkRead,
@@ -27,12 +26,11 @@ from ._store import (
     MessageRow,
     ResolveConflict,
     SendMessage,
-    Store,
     StoredRow,
     space_namespace,
     stored_sha256,
 )
-from ._values import (
+from .._values import (
     decode_value,
     encode_value,
     validate_agent_id,
@@ -42,9 +40,11 @@ from ._values import (
     validate_seconds,
     validate_tags,
 )
+from .actions import digest_preview
+from .base import RuntimeBase
 
 if TYPE_CHECKING:
-    from ._loops import LoopGuard
+    pass
 
 __all__ = [
     "CollabMixin",
@@ -157,19 +157,8 @@ def _value(row: StoredRow | None) -> Any:
     return decode_value(row.encoding, row.data)
 
 
-class CollabMixin:
+class CollabMixin(RuntimeBase):
     """Shared spaces, messages and goals of ``AgentRuntime``."""
-
-    _agent_id: str
-    _store: Store
-    _guard: LoopGuard
-    _seen: dict[tuple[str, str], int]
-
-    def _now(self) -> float:
-        raise NotImplementedError
-
-    def _commit(self, kind: str, payload: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
 
     # -- spaces -----------------------------------------------------------------------------
 

@@ -9,7 +9,10 @@ from typing import Any, Final
 
 import click
 
-from ._cli_options import (
+from .._errors import OctopodaError
+from .._store.sqlite.store import SqliteStore
+from .._version import __version__
+from .options import (
     CliState,
     describe_source,
     json_option,
@@ -17,10 +20,7 @@ from ._cli_options import (
     pass_state,
     store_option,
 )
-from ._cli_output import iso_time, record, table, text_cell, to_json
-from ._errors import OctopodaError
-from ._store.sqlite.store import SqliteStore
-from ._version import __version__
+from .output import iso_time, record, table, text_cell, to_json
 
 __all__ = ["agents", "doctor", "version"]
 

@@ -11,10 +11,10 @@ from collections import deque
 from itertools import pairwise
 from typing import Any, NamedTuple
 
-from ._loops.gists import name_other_things
-from ._records import MemoryItem, RecallResult
-from ._store import Store, StoredRow
-from ._values import decode_value, validate_key, validate_tags
+from .._loops.gists import name_other_things
+from .._records import MemoryItem, RecallResult
+from .._store import Store, StoredRow
+from .._values import decode_value, validate_key, validate_tags
 
 __all__ = ["Decision", "MemoryDiff", "MemoryView", "RecentDecisions"]
 

@@ -11,11 +11,11 @@ from typing import Any, Literal, cast
 
 import click
 
-from ._cli_options import CliState, agent_option, json_option, pass_state, store_option
-from ._cli_output import count, iso_time, preview, record, table, text_cell, to_json, version_state
-from ._errors import InvalidBundle, NotFound
-from ._runtime import AgentRuntime
-from ._values import validate_reason
+from .._errors import InvalidBundle, NotFound
+from .._runtime.runtime import AgentRuntime
+from .._values import validate_reason
+from .options import CliState, agent_option, json_option, pass_state, store_option
+from .output import count, iso_time, preview, record, table, text_cell, to_json, version_state
 
 __all__ = ["export_command", "import_command", "memory", "parse_value"]
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 
-from ._audit import ChainHead, VerifyReport, verify_audit_bundle
-from ._cli_options import CliState, agent_option, json_option, pass_state, store_option
-from ._cli_output import count, iso_time, preview, table, text_cell, to_json
-from ._errors import InvalidBundle
+from .._audit.trail import ChainHead, VerifyReport, verify_audit_bundle
+from .._errors import InvalidBundle
+from .options import CliState, agent_option, json_option, pass_state, store_option
+from .output import count, iso_time, preview, table, text_cell, to_json
 
 __all__ = ["audit", "diff", "timeline"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple
 
-from ._canonical import canonical_json
-from ._errors import ConfigError, InvalidInput
+from .._canonical import canonical_json
+from .._errors import ConfigError, InvalidInput
 
 __all__ = ["SignedHead", "head_message", "public_key_hex", "sign", "signature_valid"]
 

@@ -1,7 +1,7 @@
 """The ``octopoda`` command group and the list of its commands.
 
-To add commands, write them in a ``_cli_<concept>.py`` module with the shared decorators of
-``_cli_options`` (``store_option``, ``agent_option``, ``json_option``, ``pass_state``),
+To add commands, write them in a module of this folder with the shared decorators of
+``options.py`` (``store_option``, ``agent_option``, ``json_option``, ``pass_state``),
 register them below, and document each in ``docs/cli.md`` (a test checks that every
 command is documented and takes ``--json``).
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import click
 
-from ._cli_audit import audit, diff, timeline
-from ._cli_memory import export_command, import_command, memory
-from ._cli_options import OctopodaGroup, store_option
-from ._cli_store import agents, doctor, version
-from ._version import __version__
+from .._version import __version__
+from .audit import audit, diff, timeline
+from .memory import export_command, import_command, memory
+from .options import OctopodaGroup, store_option
+from .store import agents, doctor, version
 
 __all__ = ["cli"]
 

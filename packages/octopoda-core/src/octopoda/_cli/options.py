@@ -26,12 +26,12 @@ from typing import Any, Final, TypeVar
 
 import click
 
-from ._config import default_store_path, is_postgres_url, parse_store_url
-from ._config import open_store as open_configured_store
-from ._errors import NotFound, OctopodaError
-from ._runtime import AgentRuntime
-from ._store.sqlite.store import SqliteStore
-from ._values import validate_agent_id
+from .._errors import NotFound, OctopodaError
+from .._runtime.runtime import AgentRuntime
+from .._store.config import default_store_path, is_postgres_url, parse_store_url
+from .._store.config import open_store as open_configured_store
+from .._store.sqlite.store import SqliteStore
+from .._values import validate_agent_id
 
 __all__ = [
     "CliState",

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ._store.postgres.store import PostgresStore
+    from .postgres.store import PostgresStore
 from typing import Any, cast
 
-from ._errors import ConfigError
-from ._store.protocol import Store
-from ._store.sqlite.store import SqliteStore
+from .._errors import ConfigError
+from .protocol import Store
+from .sqlite.store import SqliteStore
 
 __all__ = ["default_store_path", "is_postgres_url", "open_store", "parse_store_url"]
 
@@ -89,7 +89,7 @@ def _open_postgres(url: str, durability: str | None) -> Store:
     """
     if durability not in (None, "normal", "full"):
         raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
-    from ._store.postgres.store import (
+    from .postgres.store import (
         PostgresStore,
     )  # raises ConfigError naming the extra when missing
 

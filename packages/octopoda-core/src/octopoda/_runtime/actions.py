@@ -12,16 +12,17 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from ._canonical import canonical_text
-from ._errors import InvalidInput
-from ._loops import LoopEventRef, LoopGuard, LoopSignal, LoopStatus, describe, paused_error
-from ._loops.gists import content_gist, normalize_error, volatile_gist
-from ._loops.policy import non_negative
-from ._records import Event
-from ._store import SendMessage
+from .._canonical import canonical_text
+from .._errors import InvalidInput
+from .._loops import LoopEventRef, LoopSignal, LoopStatus, paused_error
+from .._loops.gists import content_gist, normalize_error, volatile_gist
+from .._loops.policy import non_negative
+from .._records import Event
+from .._store import SendMessage
+from .base import RuntimeBase
 
 if TYPE_CHECKING:
-    from ._store import Store
+    pass
 
 __all__ = ["ActionsMixin", "Stats", "digest_preview"]
 
@@ -95,20 +96,9 @@ def now_us(start: float) -> float:
     return (time.perf_counter() - start) * 1e6
 
 
-class ActionsMixin:
+class ActionsMixin(RuntimeBase):
     """The loop-detection methods of ``AgentRuntime`` (tool and LLM calls, handoffs,
     the breaker, status and statistics)."""
-
-    _agent_id: str
-    _store: Store
-    _guard: LoopGuard
-    _in_after_commit: bool
-
-    def _now(self) -> float:
-        raise NotImplementedError
-
-    def _commit(self, kind: str, payload: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
 
     # -- recording --------------------------------------------------------------------------
 
@@ -154,7 +144,7 @@ class ActionsMixin:
                 payload["result_gist"] = gist
         self._usage(payload, cost_usd, tokens_in, tokens_out, duration_ms)
         event, _ = self._commit("tool_call", payload)
-        return event  # type: ignore[no-any-return]
+        return event
 
     def record_llm_call(
         self,
@@ -171,7 +161,7 @@ class ActionsMixin:
         payload: dict[str, Any] = {"model": model}
         self._usage(payload, cost_usd, tokens_in, tokens_out, duration_ms)
         event, _ = self._commit("llm_call", payload)
-        return event  # type: ignore[no-any-return]
+        return event
 
     def record_handoff(self, to_agent: str, content: Any = None) -> Event:
         """Record that this agent handed work (``content``) to ``to_agent``. The handoff is
@@ -192,7 +182,7 @@ class ActionsMixin:
         }
         op = SendMessage(to_agent, None, "handoff", body, sha)
         event, _ = self._commit("handoff", payload, ops=[op])
-        return event  # type: ignore[no-any-return]
+        return event
 
     @staticmethod
     def _usage(
@@ -225,19 +215,12 @@ class ActionsMixin:
             self._guard.resumed()
         tripped = self._guard.tripped(self._now())
         if tripped is not None:
-            reason = self.pause(tripped[0], _signal=tripped[1])
+            reason = self._pause(tripped[0], tripped[1])
             raise paused_error(self._agent_id, reason)
 
-    def pause(self, reason: str, *, _signal: LoopSignal | None = None) -> str:
+    def pause(self, reason: str) -> str:
         """Pause the agent (persisted: every process sees it) and record why."""
-        if not isinstance(reason, str) or not reason:
-            raise InvalidInput("pause needs a reason (a non-empty str)")
-        info = {"reason": reason, "signal": _signal.to_dict() if _signal else None}
-        text = json.dumps(info, ensure_ascii=False)
-        self._after(lambda: self._commit("paused", info, status=("paused", text)))
-        self._guard.paused_here = True
-        logger.warning("octopoda: agent %r paused: %s", self._agent_id, reason)
-        return text
+        return self._pause(reason, None)
 
     def resume(self) -> bool:
         """Lift a pause (set here or in any other process). Detection starts afresh. Returns
@@ -253,42 +236,6 @@ class ActionsMixin:
     def paused(self) -> bool:
         row = self._store.agent(self._agent_id)
         return row is not None and row.status == "paused"
-
-    def _after(self, action: Any) -> None:
-        """Run a bookkeeping commit without re-entering the post-commit checks."""
-        busy, self._in_after_commit = self._in_after_commit, True
-        try:
-            action()
-        finally:
-            self._in_after_commit = busy
-
-    def _after_commit(self, event: Event) -> None:
-        """After an action is stored: record new detections, apply the policy."""
-        guard = self._guard
-        guard.account(event)
-        if self._in_after_commit:
-            return
-        for signal in guard.monitor.unannounced():
-            logger.warning(
-                "octopoda: agent %r: %s", self._agent_id, describe(signal, self._agent_id)
-            )
-            self._after(lambda s=signal: self._commit("loop_detected", s.to_dict()))
-        if (
-            guard.policy.on_loop == "warn"
-            and guard.policy.spend_cap_usd is None
-            and (guard.policy.max_tool_calls is None)
-        ):
-            return
-        tripped = guard.tripped(event.time)
-        if tripped is not None:
-            row = self._store.agent(self._agent_id)
-            if row is not None and row.status != "paused":
-                if guard.paused_here:  # resumed in another process meanwhile
-                    guard.resumed()
-                    tripped = guard.tripped(event.time)
-                if tripped is not None:
-                    self.pause(tripped[0], _signal=tripped[1])
-        guard.raise_for_loop(event)
 
     # -- status -----------------------------------------------------------------------------
 

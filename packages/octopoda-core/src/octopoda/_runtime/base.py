@@ -1,0 +1,240 @@
+"""The runtime's base: one agent on a store, and the commit path every verb goes through.
+
+``RuntimeBase._commit`` turns a verb into an event, commits it with its memory writes in one
+transaction (the store runs the events pipeline inside it: loop detectors, the user's
+processors, the audit chainer), then applies the loop policy (``_after_commit``). The verbs
+live in the mixins beside this module (memory, history, decisions, actions, collab), each a
+subclass of this base; ``AgentRuntime`` (``runtime.py``) puts them together.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from .._audit.trail import AuditTrail
+from .._errors import InvalidInput, StorageError, VersionConflict
+from .._loops import LoopGuard, LoopPolicy, LoopSignal, describe
+from .._records import (
+    Event,
+)
+from .._store import (
+    MemoryWrite,
+    Op,
+    Store,
+    StoredRow,
+    agent_namespace,
+)
+from .._store.config import open_store
+from .._values import (
+    validate_agent_id,
+    validate_limit,
+)
+from .pipeline import Pipeline, Processor
+from .views import RecentDecisions
+
+if TYPE_CHECKING:
+    from datetime import timedelta
+
+
+logger = logging.getLogger("octopoda")
+
+__all__ = ["RuntimeBase", "checked_limit", "is_live", "optional_seconds", "required_seconds"]
+
+REPEAT_WINDOW_EVENTS = 200
+"""A decision is compared with the decisions among this agent's last 200 events."""
+
+
+def optional_seconds(value: float | timedelta | None, what: str) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) and hasattr(value, "total_seconds"):
+        value = value.total_seconds()  # a timedelta (datetime is not imported for this)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInput(f"{what} must be a number of seconds or a timedelta, not {value!r}")
+    if value <= 0:
+        raise InvalidInput(f"{what} must be positive, got {value!r}")
+    return float(value)
+
+
+def required_seconds(value: float | timedelta, what: str) -> float:
+    seconds = optional_seconds(value, what)
+    if seconds is None:
+        raise InvalidInput(f"{what} is required: a number of seconds or a timedelta")
+    return seconds
+
+
+def checked_limit(limit: int | None, what: str = "limit") -> int | None:
+    return validate_limit(limit, what)
+
+
+def is_live(row: StoredRow, now: float) -> bool:
+    return not row.tombstone and not row.erased and (row.expires_at is None or row.expires_at > now)
+
+
+class RuntimeBase:
+    """What every verb of ``AgentRuntime`` needs: the agent, its store, clock, loop guard and
+    pipeline, and the commit path."""
+
+    def __init__(
+        self,
+        agent_id: str,
+        *,
+        store: Store | str | None = None,
+        durability: Literal["normal", "full"] | None = None,
+        processors: Iterable[Processor] = (),
+        policy: LoopPolicy | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self._agent_id = validate_agent_id(agent_id)
+        self._store = open_store(store, durability=durability)
+        self._ns = agent_namespace(self._agent_id)
+        self._clock = clock or time.time
+        self._guard = LoopGuard(self._agent_id, self._store, policy, self._now())
+        self._in_after_commit = False
+        self._seen: dict[tuple[str, str], int] = {}  # shared keys: the version last seen
+        self._decisions = RecentDecisions(REPEAT_WINDOW_EVENTS)
+        self._pipeline = Pipeline([*self._guard.processors(), *processors])
+        self.audit = AuditTrail(self._store, self._agent_id)
+        """The agent's hash-chained audit trail: ``verify()``, ``head()``, ``export()``."""
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def agent_id(self) -> str:
+        return self._agent_id
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def policy(self) -> LoopPolicy:
+        return self._guard.policy
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The processors every event of this agent passes through (append to extend)."""
+        return self._pipeline
+
+    def _now(self) -> float:
+        return round(self._clock(), 6)
+
+    def _commit(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        writes: Sequence[MemoryWrite] = (),
+        *,
+        now: float | None = None,
+        snapshot: str | None = None,
+        replace_snapshot: bool = False,
+        status: tuple[str, str | None] | None = None,
+        ops: Sequence[Op] = (),
+        expected_seq: int | None = None,
+    ) -> tuple[Event, list[int]]:
+        event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
+        event.writes = writes  # (for the detectors: what bookkeeping looks like)
+        stored, versions = self._store.commit(
+            event,
+            writes,
+            self._pipeline.run,
+            snapshot=snapshot,
+            replace_snapshot=replace_snapshot,
+            status=status,
+            ops=ops,
+            expected_seq=expected_seq,
+        )
+        self._after_commit(stored)
+        return stored, versions
+
+    def close(self) -> None:
+        """Release this runtime. A shared file store stays open for other runtimes."""
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AgentRuntime({self._agent_id!r}, store={self._store.url!r})"
+
+    def _unchanged(
+        self,
+        plan: Callable[[float], tuple[str, dict[str, Any], list[MemoryWrite]] | None],
+        *,
+        ops: Sequence[Op] = (),
+    ) -> tuple[Event, list[MemoryWrite], list[int], float] | None:
+        """Read-then-write without races: ``plan(now)`` reads the agent's memory and returns
+        what to commit (or None); the commit (with ``ops``) only succeeds if no other writer
+        moved the agent meanwhile, else it is planned again."""
+        for _ in range(50):
+            row = self._store.agent(self._agent_id)
+            seq = 0 if row is None else row.head_seq
+            now = self._now()
+            planned = plan(now)
+            if planned is None:
+                return None
+            kind, payload, writes = planned
+            try:
+                event, versions = self._commit(
+                    kind, payload, writes, now=now, ops=ops, expected_seq=seq
+                )
+            except VersionConflict:
+                continue
+            return event, writes, versions, now
+        raise StorageError(
+            f"agent {self._agent_id!r} kept changing under a read-then-write; try again"
+        )
+
+    # -- the loop policy after each commit ------------------------------------------------
+
+    def _after(self, action: Any) -> None:
+        """Run a bookkeeping commit without re-entering the post-commit checks."""
+        busy, self._in_after_commit = self._in_after_commit, True
+        try:
+            action()
+        finally:
+            self._in_after_commit = busy
+
+    def _after_commit(self, event: Event) -> None:
+        """After an action is stored: record new detections, apply the policy."""
+        guard = self._guard
+        guard.account(event)
+        if self._in_after_commit:
+            return
+        for signal in guard.monitor.unannounced():
+            logger.warning(
+                "octopoda: agent %r: %s", self._agent_id, describe(signal, self._agent_id)
+            )
+            self._after(lambda s=signal: self._commit("loop_detected", s.to_dict()))
+        if (
+            guard.policy.on_loop == "warn"
+            and guard.policy.spend_cap_usd is None
+            and (guard.policy.max_tool_calls is None)
+        ):
+            return
+        tripped = guard.tripped(event.time)
+        if tripped is not None:
+            row = self._store.agent(self._agent_id)
+            if row is not None and row.status != "paused":
+                if guard.paused_here:  # resumed in another process meanwhile
+                    guard.resumed()
+                    tripped = guard.tripped(event.time)
+                if tripped is not None:
+                    self._pause(tripped[0], tripped[1])
+        guard.raise_for_loop(event)
+
+    def _pause(self, reason: str, signal: LoopSignal | None) -> str:
+        """Pause the agent (persisted: every process sees it), recording why and the signal
+        that tripped the breaker, if one did."""
+        if not isinstance(reason, str) or not reason:
+            raise InvalidInput("pause needs a reason (a non-empty str)")
+        info = {"reason": reason, "signal": signal.to_dict() if signal else None}
+        text = json.dumps(info, ensure_ascii=False)
+        self._after(lambda: self._commit("paused", info, status=("paused", text)))
+        self._guard.paused_here = True
+        logger.warning("octopoda: agent %r paused: %s", self._agent_id, reason)
+        return text

@@ -1,0 +1,144 @@
+"""Decisions, points in time, the timeline and diffs: the decision verbs of ``AgentRuntime``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .._canonical import canonical_text
+from .._errors import (
+    InvalidInput,
+    InvalidValue,
+    NotFound,
+)
+from .._records import (
+    Event,
+)
+from .base import RuntimeBase, checked_limit
+from .views import Decision, MemoryDiff, MemoryView, diff_rows
+
+if TYPE_CHECKING:
+    pass
+
+
+__all__ = ["DecisionsMixin"]
+
+REPEAT_SIMILARITY = 0.8
+"""Text similarity (Jaccard overlap of case-folded words and word pairs) at or above which
+a decision counts as a repeat, unless the two name different numbers or identifiers
+("order 42" and "order 43" are two decisions)."""
+
+
+class DecisionsMixin(RuntimeBase):
+    # -- decisions, points in time, timeline ------------------------------------------------
+
+    def log_decision(
+        self,
+        decision: str,
+        *,
+        reasoning: str | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> Decision:
+        """Record a decision as an audited event. What the agent knew then is ``as_of`` its
+        seq (no copy of memory is made). The result flags a restated recent decision."""
+        if not isinstance(decision, str) or not decision.strip():
+            raise InvalidInput("decision must be a non-empty str describing what was decided")
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise InvalidInput(f"reasoning must be a str or None, not {type(reasoning).__name__}")
+        if context is not None and not isinstance(context, dict):
+            raise InvalidInput(f"context must be a dict or None, not {type(context).__name__}")
+        payload: dict[str, Any] = {"decision": decision, "reasoning": reasoning, "context": context}
+        try:
+            canonical_text(payload)
+        except (TypeError, ValueError) as exc:
+            raise InvalidValue(f"decision context cannot be recorded as JSON: {exc}") from None
+        repeat = self._recent_repeat(decision)
+        if repeat is not None:
+            payload["repeats_seq"], payload["similarity"] = repeat[0], round(repeat[1], 4)
+        event, _ = self._commit("decision", payload)
+        return Decision(
+            event.seq,
+            event.time,
+            decision,
+            reasoning,
+            context,
+            repeat[0] if repeat else None,
+            round(repeat[1], 4) if repeat else None,
+            MemoryView(self._store, self._ns, event.seq, event.time),
+        )
+
+    def _recent_repeat(self, decision: str) -> tuple[int, float] | None:
+        head = self.audit.head().seq
+        return self._decisions.most_similar(
+            self._store, self._agent_id, head, decision, REPEAT_SIMILARITY
+        )
+
+    def decisions(self, *, limit: int | None = None) -> list[Decision]:
+        """Logged decisions, oldest first."""
+        return [
+            Decision(
+                e.seq,
+                e.time,
+                e.payload["decision"],
+                e.payload.get("reasoning"),
+                e.payload.get("context"),
+                e.payload.get("repeats_seq"),
+                e.payload.get("similarity"),
+                MemoryView(self._store, self._ns, e.seq, e.time),
+            )
+            for e in self._store.events(
+                self._agent_id, kinds=["decision"], limit=checked_limit(limit)
+            )
+        ]
+
+    def as_of(self, point: int | Decision) -> MemoryView:
+        """This agent's memory as it was right after event ``point`` (a seq or a decision)."""
+        if isinstance(point, Decision):
+            return point.memory()
+        if isinstance(point, bool) or not isinstance(point, int) or point < 0:
+            raise InvalidInput(f"as_of takes an event seq (int >= 0) or a Decision, not {point!r}")
+        return MemoryView(self._store, self._ns, point, self._event_time(point))
+
+    def _event_time(self, seq: int) -> float | None:
+        if seq == 0:
+            return None
+        for event in self._store.events(self._agent_id, after_seq=seq - 1, limit=1):
+            if event.seq == seq:
+                return event.time
+        raise NotFound(
+            f"agent {self._agent_id!r} has no event {seq} (its last is {self.audit.head().seq})"
+        )
+
+    def timeline(
+        self,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+        kinds: Iterable[str] | None = None,
+        after_seq: int = 0,
+        limit: int | None = None,
+    ) -> list[Event]:
+        """This agent's events in order, filtered by time (Unix seconds), kind and seq."""
+        return list(
+            self._store.events(
+                self._agent_id,
+                after_seq=after_seq,
+                since=since,
+                until=until,
+                kinds=tuple(kinds or ()),
+                limit=checked_limit(limit),
+            )
+        )
+
+    def diff(self, seq_a: int, seq_b: int | None = None) -> MemoryDiff:
+        """Keys added, changed and removed between event ``seq_a`` and ``seq_b`` (default:
+        now)."""
+        b = self.audit.head().seq if seq_b is None else seq_b
+        for seq in (seq_a, b):
+            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+                raise InvalidInput(f"diff takes event seqs (int >= 0), not {seq!r}")
+        # Each side as the agent saw it then: TTL expiry judged at that point's time.
+        time_b = self._now() if seq_b is None else self._event_time(b)
+        before = self._store.current(self._ns, as_of_seq=seq_a, now=self._event_time(seq_a))
+        after = self._store.current(self._ns, as_of_seq=b, now=time_b)
+        return diff_rows(seq_a, b, before, after)

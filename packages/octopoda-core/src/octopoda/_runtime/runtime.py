@@ -1,0 +1,26 @@
+"""AgentRuntime: one agent's versioned, audited memory on a store, its verbs put together."""
+
+from __future__ import annotations
+
+from .actions import ActionsMixin
+from .collab import CollabMixin
+from .decisions import DecisionsMixin
+from .history import HistoryMixin
+from .memory import MemoryMixin
+
+__all__ = ["AgentRuntime"]
+
+
+class AgentRuntime(MemoryMixin, HistoryMixin, DecisionsMixin, ActionsMixin, CollabMixin):
+    """One agent's memory: every write a new version, every change an audited event.
+
+    ``store`` is a path, ``"sqlite:///..."`` URL, ``":memory:"``, an open
+    :class:`~octopoda.SqliteStore`, or None for the default
+    (``$OCTOPODA_HOME/octopoda.db``, else ``~/.octopoda/octopoda.db``).
+    ``processors`` run on every event of this agent before it is chained and stored.
+    ``policy`` (a :class:`~octopoda.LoopPolicy`) turns loop detection into intervention;
+    by default loops are detected and logged only.
+    """
+
+    def __enter__(self) -> AgentRuntime:
+        return self
