@@ -206,6 +206,10 @@ LANGCHAIN_CELLS = [
 ]
 LANGCHAIN_TEST_DEPS = (
     "langgraph-checkpoint-conformance==0.0.2",
+    # SqliteSaver, the oracle of the interleaving tests (uv picks the release that fits the
+    # cell's langgraph-checkpoint: 3.1.x on 4.3, 3.0.x on 3.0 and 4.0).
+    "langgraph-checkpoint-sqlite",
+    "aiosqlite",
     "pytest",
     "pytest-socket",
     # The PostgreSQL conformance cell: creating its database, and the core's store.

@@ -285,6 +285,50 @@ def test_other_events_of_the_agent_do_not_break_the_cache(db_path: str) -> None:
     assert got is not None and got.config == config
 
 
+def _reads_outside_commits(statements: list[str]) -> list[str]:
+    """The SQL a saver ran besides its commits (BEGIN ... COMMIT: the write and its event)."""
+    out, in_commit = [], False
+    for sql in statements:
+        word = sql.lstrip().split(" ", 1)[0].upper()
+        if word == "BEGIN":
+            in_commit = True
+        elif word in ("COMMIT", "ROLLBACK"):
+            in_commit = False
+        elif not in_commit:
+            out.append(sql)
+    return out
+
+
+def test_a_new_threads_steps_read_nothing_but_the_chain_head(tmp_path: Any) -> None:
+    """The cache's speed: once a new thread's slot was read (it is empty), its steps (put,
+    put_writes, get_tuple) read only the chain head. A saver that finds the thread existing
+    reads each new checkpoint's writes once (they may have been stored before it)."""
+    from octopoda import SqliteStore
+
+    statements: list[str] = []
+    store = SqliteStore(str(tmp_path / "t.db"), tracer=statements.append)
+    saver = OctopodaSaver(AgentRuntime("lg", store=store))
+    config = saver.put(cfg(), checkpoint(step=0), {"step": 0}, {})  # reads the empty slot
+    assert any("lg/t/" in s for s in _reads_outside_commits(statements))
+    for step in range(1, 4):
+        statements.clear()
+        saver.put_writes(config, [("x", step)], f"task-{step}")
+        config = saver.put(config, checkpoint(step=step), {"step": step}, {})
+        got = saver.get_tuple(cfg())
+        assert got is not None and got.config == config and got.pending_writes == []
+        reads = _reads_outside_commits(statements)
+        assert all("FROM agents WHERE id" in s for s in reads), reads
+
+    other = OctopodaSaver(AgentRuntime("lg", store=store))
+    assert other.get_tuple(cfg()) is not None
+    statements.clear()
+    newer = other.put(config, checkpoint(step=9), {"step": 9}, {})
+    other.put_writes(newer, [("x", 9)], "task-9")
+    assert other.get_tuple(cfg()).pending_writes == [("task-9", "x", 9)]  # type: ignore[union-attr]
+    writes_reads = [s for s in _reads_outside_commits(statements) if "/w/" in s]
+    assert len(writes_reads) == 1, writes_reads
+
+
 # -- async ------------------------------------------------------------------------------------
 
 

@@ -139,7 +139,7 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         found = self.agent.recall(keys.latest_key(thread_id, checkpoint_ns))
         latest = found.value if found and isinstance(found.value, str) else None
         if latest is None:
-            latest = self._scan_latest(thread_id, checkpoint_ns)
+            latest = self._scan_slot(thread_id, checkpoint_ns)
         if latest is not None and cache.enabled:
             cache.latest.store(slot, latest)
         return latest
@@ -149,14 +149,26 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         record = None if latest is None else self._record(thread_id, checkpoint_ns, latest)
         if record is None and latest is not None:  # a stale pointer: its checkpoint is gone
             self._cache.latest.pop((thread_id, checkpoint_ns), None)
-            latest = self._scan_latest(thread_id, checkpoint_ns)
+            latest = self._scan_slot(thread_id, checkpoint_ns)
             record = None if latest is None else self._record(thread_id, checkpoint_ns, latest)
         return record
 
-    def _scan_latest(self, thread_id: str, checkpoint_ns: str) -> str | None:
-        """The newest id by listing the namespace (when the pointer is missing or stale)."""
-        prefix = keys.namespace_prefix(thread_id, checkpoint_ns) + "c/"
-        ids = [keys.unescape(k[len(prefix) :]) for k in self.agent.keys(prefix)]
+    def _scan_slot(self, thread_id: str, checkpoint_ns: str) -> str | None:
+        """The newest id by reading the whole namespace (when the pointer is missing, as for
+        a new thread, or stale); the cache learns every pending write there on the way."""
+        ids: builtins.list[str] = []
+        writes: dict[str, Writes] = {}
+        for item in self.agent.search(keys.namespace_prefix(thread_id, checkpoint_ns), limit=None):
+            parsed = keys.parse_checkpoint_key(item.key)
+            if parsed is None or parsed.checkpoint_id is None:
+                continue
+            if parsed.kind == "c":
+                ids.append(parsed.checkpoint_id)
+            elif parsed.kind == "w":
+                write = decode_write(item.value)
+                writes.setdefault(parsed.checkpoint_id, {})[(write.task_id, write.idx)] = write
+        if self._cache.enabled:
+            self._cache.know_slot((thread_id, checkpoint_ns), writes)
         return max(ids, default=None)
 
     def _record(
@@ -177,12 +189,12 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
     def _writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Writes:
         cache = self._cache
         cid = (thread_id, checkpoint_ns, checkpoint_id)
-        if cache.enabled and (cached := cache.writes.lookup(cid)) is not None:
+        if cache.enabled and (cached := cache.known_writes(cid)) is not None:
             return cached
         items = self.agent.search(keys.writes_prefix(*cid), limit=None)
         writes = self._writes_from(items)
         if cache.enabled:
-            cache.writes.store(cid, writes)
+            cache.store_writes(cid, writes)
         return writes
 
     @staticmethod
@@ -327,12 +339,11 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
             written = self.agent.remember_many(pairs)
             cache = self._cache
             if cache.enabled and cache.advance(written[0].seq):
-                cid = (thread_id, ns, checkpoint_id)
-                cache.records.store(cid, record)
+                # The checkpoint says nothing about its pending writes: they may have been
+                # stored before it (async durability); the cache knows them or it does not.
+                cache.records.store((thread_id, ns, checkpoint_id), record)
                 if newest:
                     cache.latest.store((thread_id, ns), checkpoint_id)
-                if previous is None or checkpoint_id > previous:
-                    cache.writes.store(cid, {})  # a new checkpoint has no writes yet
         return config_for(thread_id, ns, checkpoint_id)
 
     def put_writes(
@@ -377,7 +388,7 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
             if cache.enabled and cache.advance(written[0].seq):
                 updated = dict(existing)
                 updated.update(((r.task_id, r.idx), r) for r in records)
-                cache.writes.store((thread_id, ns, checkpoint_id), updated)
+                cache.store_writes((thread_id, ns, checkpoint_id), updated)
 
     # -- deleting and copying -------------------------------------------------------------------
 
