@@ -437,6 +437,25 @@ class AgentRuntime(ActionsMixin, CollabMixin):
 
         return self._tombstones(stale, {"reason": "stale", "max_age_seconds": max_age})
 
+    def forget_expired(self, prefix: str = "") -> list[VersionRecord]:
+        """Tombstone every key (under ``prefix``) whose current value has expired, in one
+        transaction: the sweep of a TTL store. Expired values read as not found already;
+        the tombstones put the expiry in the history and the audit trail. Returns them."""
+        prefix = validate_prefix(prefix)
+
+        def expired(now: float) -> list[str]:
+            rows = self._store.current(self._ns, prefix=prefix, now=now, include_dead=True)
+            return [
+                r.key
+                for r in rows
+                if not r.tombstone
+                and not r.erased
+                and r.expires_at is not None
+                and r.expires_at <= now
+            ]
+
+        return self._tombstones(expired, {"reason": "expired"})
+
     def erase(self, key: str, *, reason: str | None = None) -> EraseResult | None:
         """Remove the content of ``key`` for good (a GDPR erasure request, say).
 
