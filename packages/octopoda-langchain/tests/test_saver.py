@@ -153,6 +153,53 @@ def test_list_filters_before_limit_and_all_threads(db_path: str) -> None:
     }
 
 
+def test_metadata_round_trips_with_writes_and_filters_follow_paths(db_path: str) -> None:
+    """As InMemorySaver and SqliteSaver: metadata comes back as it was put, the ``writes``
+    key included, and ``list(filter=...)`` matches it, dotted keys as paths."""
+    saver = OctopodaSaver(db_path)
+    meta = {"source": "loop", "step": 1, "writes": {"node": {"x": 1}}, "user": {"tier": "gold"}}
+    config = saver.put(cfg(), checkpoint(x=1), meta, {})
+    saver.put(cfg("t2"), checkpoint(x=2), {"source": "loop", "step": 2, "writes": None}, {})
+    got = saver.get_tuple(config)
+    assert got is not None and got.metadata == meta
+    by_writes = list(saver.list(None, filter={"writes": {"node": {"x": 1}}}))
+    assert [t.config for t in by_writes] == [config]
+    assert [t.config for t in saver.list(None, filter={"user.tier": "gold"})] == [config]
+    assert [t.config for t in saver.list(None, filter={"writes.node.x": 1})] == [config]
+    assert len(list(saver.list(None, filter={"writes": None}))) == 1
+    with pytest.raises(ValueError, match="Invalid filter key"):
+        list(saver.list(None, filter={"'; DROP TABLE checkpoints; --": 1}))
+
+
+def test_checkpoints_before_format_4_get_their_parents_sends(db_path: str) -> None:
+    """As LangGraph's PostgresSaver migrates them: a checkpoint of format < 4 (before sends
+    became the TASKS channel) reads its parent's TASKS writes as that channel."""
+    from langgraph.checkpoint.base import create_checkpoint
+    from langgraph.checkpoint.serde.types import TASKS
+
+    saver = OctopodaSaver(db_path)
+    old = empty_checkpoint()
+    old["v"] = 2
+    first = saver.put(cfg(), old, {}, {})
+    saver.put_writes(first, [(TASKS, "send-1"), (TASKS, "send-2")], task_id="task-1")
+    saver.put_writes(first, [(TASKS, "send-3"), ("other", "x")], task_id="task-2")
+    second = saver.put(first, create_checkpoint(old, {}, 1), {}, {})
+    got = saver.get_tuple(second)
+    assert got is not None
+    assert got.checkpoint["channel_values"] == {TASKS: ["send-1", "send-2", "send-3"]}
+    assert TASKS in got.checkpoint["channel_versions"]
+    listed = list(saver.list(cfg()))
+    assert [t.checkpoint["channel_values"] for t in listed] == [
+        {TASKS: ["send-1", "send-2", "send-3"]},
+        {},
+    ]
+    saver.put_writes(second, [(TASKS, "send-4")], task_id="task-3")
+    new = checkpoint(x=1)
+    new["v"] = 4
+    current = saver.put(second, new, {}, {})  # format 4: its sends are its own business
+    assert saver.get_tuple(current).checkpoint["channel_values"] == {"x": 1}  # type: ignore[union-attr]
+
+
 def test_pending_writes_come_back_in_writes_sort_key_order(db_path: str) -> None:
     saver = OctopodaSaver(db_path)
     config = saver.put(cfg(), checkpoint(), {"step": 0}, {})

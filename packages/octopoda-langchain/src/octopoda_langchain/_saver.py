@@ -6,9 +6,8 @@ import builtins
 import json
 import random
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, NamedTuple, cast
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -21,6 +20,7 @@ from langgraph.checkpoint.base import (
     PendingWrite,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import TASKS
 
 from octopoda import AgentRuntime, Event, InvalidInput, MemoryItem
 
@@ -38,6 +38,8 @@ from ._codec import (
     ids_of,
     metadata_json,
 )
+from ._lifecycle import Lifecycle, Opening
+from ._search import check_filter, metadata_matches
 from ._target import Target, resolve_runtime, to_thread
 
 __all__ = ["OctopodaSaver"]
@@ -45,8 +47,7 @@ __all__ = ["OctopodaSaver"]
 DEFAULT_AGENT_ID = "langgraph"
 
 
-def _matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    return all(metadata.get(key) == value for key, value in wanted.items())
+S = TypeVar("S", bound="OctopodaSaver")
 
 
 class _Scan(NamedTuple):
@@ -55,12 +56,18 @@ class _Scan(NamedTuple):
     keys: list[str]
 
 
+def _lookup(
+    writes: Mapping[tuple[str, str, str], list[WriteRecord]], cid: tuple[str, str, str]
+) -> Callable[[], Iterable[WriteRecord]]:
+    return lambda: writes.get(cid, [])
+
+
 def _write_order(write: WriteRecord) -> tuple[str, str, int]:
     # LangGraph's writes_sort_key (task_path, task_id, idx): the order a super-step applies.
     return (write.task_path, write.task_id, write.idx)
 
 
-class OctopodaSaver(BaseCheckpointSaver[str]):
+class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
     """A LangGraph checkpointer whose checkpoints are versioned, audited Octopoda memory.
 
     ``store`` is where the checkpoints live: a path or URL (``"agent.db"``,
@@ -101,16 +108,13 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         self._lock = threading.RLock()
 
     @classmethod
-    @contextmanager
     def from_conn_string(
-        cls, conn_string: str, *, agent_id: str = DEFAULT_AGENT_ID, **kwargs: Any
-    ) -> Iterator[OctopodaSaver]:
-        """A saver on the store at ``conn_string`` (path or URL), closed on exit."""
-        saver = cls(conn_string, agent_id=agent_id, **kwargs)
-        try:
-            yield saver
-        finally:
-            saver.close()
+        cls: type[S], conn_string: str, *, agent_id: str = DEFAULT_AGENT_ID, **kwargs: Any
+    ) -> Opening[S]:
+        """A saver on the store at ``conn_string`` (path or URL), closed on exit: ``with
+        OctopodaSaver.from_conn_string(url) as saver:`` or ``async with ...``, as LangGraph's
+        ``SqliteSaver``, ``PostgresSaver`` and ``AsyncPostgresSaver`` are opened."""
+        return Opening(lambda: cls(conn_string, agent_id=agent_id, **kwargs))
 
     def close(self) -> None:
         """Release the runtime this saver opened (a runtime passed in stays open)."""
@@ -207,7 +211,12 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
 
     # -- reading ------------------------------------------------------------------------------
 
-    def _tuple(self, record: CheckpointRecord, writes: Iterable[WriteRecord]) -> CheckpointTuple:
+    def _tuple(
+        self,
+        record: CheckpointRecord,
+        writes: Iterable[WriteRecord],
+        parent_writes: Callable[[], Iterable[WriteRecord]],
+    ) -> CheckpointTuple:
         serde = self.serde
         metadata = self._metadata(record)
         pending: list[PendingWrite] = [
@@ -216,13 +225,29 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         ]
         thread_id, ns = record.thread_id, record.checkpoint_ns
         parent = None if not record.parent_id else config_for(thread_id, ns, record.parent_id)
+        checkpoint = serde.loads_typed((record.type, record.data))
+        if checkpoint.get("v", 4) < 4 and record.parent_id:
+            self._migrate_pending_sends(checkpoint, parent_writes())
         return CheckpointTuple(
             config_for(thread_id, ns, record.checkpoint_id),
-            serde.loads_typed((record.type, record.data)),
+            checkpoint,
             cast(CheckpointMetadata, metadata),
             parent,
             pending,
         )
+
+    def _migrate_pending_sends(
+        self, checkpoint: dict[str, Any], parent_writes: Iterable[WriteRecord]
+    ) -> None:
+        """A checkpoint from before LangGraph's format 4 gets its parent's ``Send``s (the
+        ``TASKS`` writes) as the ``TASKS`` channel, as LangGraph's PostgresSaver does."""
+        sends = [w for w in sorted(parent_writes, key=_write_order) if w.channel == TASKS]
+        if not sends:
+            return
+        values = [self.serde.loads_typed((w.type, w.data)) for w in sends]
+        checkpoint.setdefault("channel_values", {})[TASKS] = values
+        versions = checkpoint.setdefault("channel_versions", {})
+        versions[TASKS] = max(versions.values()) if versions else self.get_next_version(None, None)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its ``checkpoint_id``), or the thread's newest."""
@@ -236,7 +261,13 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
             if record is None:
                 return None
             writes = list(self._writes(thread_id, ns, record.checkpoint_id).values())
-        return self._tuple(record, writes)
+
+        def parent_writes() -> Iterable[WriteRecord]:
+            with self._lock:
+                self._sync()
+                return list(self._writes(thread_id, ns, record.parent_id or "").values())
+
+        return self._tuple(record, writes, parent_writes)
 
     def list(
         self,
@@ -248,7 +279,10 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first (by id): of one thread (and namespace, if the config has
         ``checkpoint_ns``), or of every thread for ``config=None``; ``filter`` matches
-        metadata values, ``before`` keeps older ids only, ``limit`` caps the count."""
+        metadata values (a dotted key such as ``"user.tier"`` is a path into nested
+        values), ``before`` keeps older ids only, ``limit`` caps the count."""
+        if filter:
+            check_filter(filter)
         if config is None:
             prefix, ns_wanted, id_wanted = keys.CHECKPOINTS + "t/", None, None
         else:
@@ -269,12 +303,13 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
             if (ns_wanted is None or r.checkpoint_ns == ns_wanted)
             and (not id_wanted or r.checkpoint_id == id_wanted)
             and (not before_id or r.checkpoint_id < before_id)
-            and (not filter or _matches(self._metadata(r), filter))
+            and (not filter or metadata_matches(self._metadata(r), filter))
         ]
         chosen.sort(key=lambda r: r.checkpoint_id, reverse=True)
         for record in chosen if limit is None else chosen[: max(limit, 0)]:
             slot = (record.thread_id, record.checkpoint_ns, record.checkpoint_id)
-            yield self._tuple(record, scan.writes.get(slot, ()))
+            parent = (record.thread_id, record.checkpoint_ns, record.parent_id or "")
+            yield self._tuple(record, scan.writes.get(slot, ()), _lookup(scan.writes, parent))
 
     def _scan(self, prefix: str) -> _Scan:
         """Every checkpoint record, pending write and key under ``prefix``: one query."""
