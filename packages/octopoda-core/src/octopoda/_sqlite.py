@@ -182,7 +182,12 @@ def current_query(
     include_dead: bool,
     namespace: str,
 ) -> tuple[str, list[Any]]:
-    """Build the SQL for the latest version per key (pure: no I/O)."""
+    """Build the SQL for the latest version per key (pure: no I/O).
+
+    Without a limit, the newest version of every key in range is grouped first, then joined
+    (one pass over the range). With one, the range is walked in key order, each row kept if
+    it is its key's newest version (an index probe), so SQLite stops after ``offset + limit``
+    kept rows instead of grouping and sorting the whole range."""
     inner = ["namespace = ?"]
     params: list[Any] = [namespace]
     if prefix:
@@ -195,24 +200,38 @@ def current_query(
     if as_of_seq is not None:
         inner.append("seq <= ?")
         params.append(as_of_seq)
-    sql = (
-        f"SELECT m.{_COLS.replace(', ', ', m.')} FROM"
-        f" (SELECT key AS k, MAX(version) AS v FROM memories WHERE {' AND '.join(inner)}"
-        " GROUP BY key) h JOIN memories m ON m.namespace = ? AND m.key = h.k AND m.version = h.v"
-    )
-    params.append(namespace)
     outer: list[str] = []
+    outer_params: list[Any] = []
     if not include_dead:
         outer.append("m.encoding != 'tombstone' AND m.erased = 0")
         if now is not None:
             outer.append("(m.expires_at IS NULL OR m.expires_at > ?)")
-            params.append(now)
+            outer_params.append(now)
     for tag in tags:
         outer.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
-        params.append(tag)
+        outer_params.append(tag)
+    cols = f"m.{_COLS.replace(', ', ', m.')}"
+    if limit is None:
+        sql = (
+            f"SELECT {cols} FROM"
+            f" (SELECT key AS k, MAX(version) AS v FROM memories WHERE {' AND '.join(inner)}"
+            " GROUP BY key) h JOIN memories m ON m.namespace = ? AND m.key = h.k"
+            " AND m.version = h.v"
+        )
+        params.append(namespace)
+        order = " ORDER BY h.k"
+    else:
+        newest = "SELECT MAX(x.version) FROM memories x WHERE x.namespace = m.namespace"
+        newest += " AND x.key = m.key" + (" AND x.seq <= ?" if as_of_seq is not None else "")
+        outer.insert(0, f"m.version = ({newest})")
+        if as_of_seq is not None:
+            outer_params.insert(0, as_of_seq)
+        sql = f"SELECT {cols} FROM memories m WHERE " + " AND ".join(f"m.{c}" for c in inner)
+        order = " ORDER BY m.key"
     if outer:
-        sql += " WHERE " + " AND ".join(outer)
-    sql += " ORDER BY h.k"
+        sql += (" AND " if limit is not None else " WHERE ") + " AND ".join(outer)
+    params.extend(outer_params)
+    sql += order
     if limit is not None or offset:
         sql += " LIMIT ? OFFSET ?"
         params.extend((-1 if limit is None else limit, offset))
