@@ -85,7 +85,7 @@ def _validate(op: Op) -> None:
                     f"unsupported namespace match type {condition.match_type!r};"
                     " use 'prefix' or 'suffix'"
                 )
-            _check_labels(condition.path)
+            _check_labels(_path(condition))
     else:
         raise InvalidInput(f"unknown store operation {type(op).__name__}")
 
@@ -99,8 +99,15 @@ def _tokens(path: str) -> Any:
     return tokenize_path(path)
 
 
-def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+def _path(condition: MatchCondition) -> tuple[str, ...]:
+    """A match condition's labels; a bare string (``MatchCondition("suffix", "public")``)
+    is one label."""
     path = condition.path
+    return (path,) if isinstance(path, str) else tuple(path)
+
+
+def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = _path(condition)
     if len(namespace) < len(path):
         return False
     if condition.match_type == "prefix":
@@ -128,7 +135,8 @@ class OctopodaStore(BaseStore, Lifecycle):
     ``filter`` (exact values and ``$eq $ne $gt $gte $lt $lte``), ``limit``, ``offset`` and
     ``query``: ranked by meaning when ``index`` (LangGraph's ``IndexConfig``: ``embed``,
     ``dims``, ``fields``, default ``["$"]``, the whole value) is given, else lexically (BM25
-    over the item's text fields; only items that contain a query word are returned). Filter
+    over the item's text fields, then the items without a query word, unscored, as
+    LangGraph's stores return every item for a query without an index). Filter
     keys may be dotted paths (``"user.tier"``). TTLs (minutes, per item or
     ``ttl={"default_ttl": ...}``) use Octopoda's expiry: an expired item is gone from every
     read at once (``sweep_ttl()`` writes its tombstone); with ``ttl={"refresh_on_read":
@@ -410,12 +418,18 @@ class OctopodaStore(BaseStore, Lifecycle):
                     unscored.append((row, None))
             scored.sort(key=lambda pair: (-(pair[1] or 0.0), pair[0][0]))
             return scored + unscored
+        # Without an index, LangGraph's stores ignore the query and return every item; ours
+        # ranks the items that contain a query word first (BM25) and returns the rest after
+        # them, unscored, newest first.
         searchable = [row for row in rows if row[2].envelope.get("index") is not False]
         documents = [self._lexical_texts(row[2].envelope) for row in searchable]
         scores = bm25(query, documents)
         lexical = [(row, s) for row, s in zip(searchable, scores, strict=True) if s > 0]
         lexical.sort(key=lambda pair: (-pair[1], pair[0][0]))
-        return [(row, round(score, 6)) for row, score in lexical]
+        ranked = {row[0] for row, _ in lexical}
+        rest = [row for row in rows if row[0] not in ranked]
+        rest.sort(key=lambda r: (-r[2].envelope.get("updated_at", 0.0), r[0]))
+        return [(row, round(score, 6)) for row, score in lexical] + [(row, None) for row in rest]
 
     def _lexical_texts(self, envelope: dict[str, Any]) -> list[str]:
         fields = envelope.get("index")
@@ -434,7 +448,7 @@ class OctopodaStore(BaseStore, Lifecycle):
         for condition in op.match_conditions or ():
             if condition.match_type == "prefix":
                 fixed = []
-                for label in condition.path:
+                for label in _path(condition):
                     if label == "*":
                         break
                     fixed.append(label)
