@@ -77,3 +77,27 @@ def test_sqlite_limited_current_is_the_full_answer_sliced_and_walks_the_index(
         plan = " ".join(str(row) for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
     assert "TEMP B-TREE" not in plan and "MATERIALIZE" not in plan, plan
     store.close()
+
+
+def test_sqlite_tag_filter_matches_exactly_with_tricky_tags(tmp_path: Path) -> None:
+    """The tag filter tests the stored JSON text with instr() before json_each(): a tag that
+    is a substring of another, or holds quotes, backslashes or non-ASCII text, must still
+    match exactly the rows that carry it."""
+    from octopoda import AgentRuntime
+    from octopoda._store import agent_namespace
+
+    store = SqliteStore(str(tmp_path / "t.db"))
+    rt = AgentRuntime("a", store=store)
+    tags = ["a", "ab", 'say "hi"', "back\\slash", "Ünïcødé ✓", 'x"a', "\\u00dc", "m:k=1"]
+    for i, tag in enumerate(tags):
+        rt.remember(f"k{i}", i, tags=[tag])
+    rt.remember("all", 0, tags=tags)
+    rt.remember("none", 0)
+    ns = agent_namespace("a")
+    for i, tag in enumerate(tags):
+        for limit in (None, 5):
+            found = [r.key for r in store.current(ns, tags=[tag], limit=limit)]
+            assert found == ["all", f"k{i}"], (tag, found)
+    assert [r.key for r in store.current(ns, tags=["a", "ab"])] == ["all"]
+    assert store.current(ns, tags=['"a"']) == []
+    store.close()

@@ -208,8 +208,13 @@ def current_query(
             outer.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             outer_params.append(now)
     for tag in tags:
-        outer.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
-        outer_params.append(tag)
+        # instr() on the stored JSON text first (the tag as it is encoded in it, quotes
+        # included): a cheap test that rules out most rows before json_each() parses them
+        outer.append(
+            "instr(m.tags, ?) > 0"
+            " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)"
+        )
+        outer_params.extend((_tag_json(tag), tag))
     cols = f"m.{_COLS.replace(', ', ', m.')}"
     if limit is None:
         sql = (
@@ -236,6 +241,11 @@ def current_query(
         sql += " LIMIT ? OFFSET ?"
         params.extend((-1 if limit is None else limit, offset))
     return sql, params
+
+
+def _tag_json(tag: str) -> str:
+    """How ``tag`` appears in a row's ``tags`` column (as ``_memory_row`` writes it)."""
+    return json.dumps(tag, ensure_ascii=False)
 
 
 def _row(r: tuple[Any, ...]) -> StoredRow:
