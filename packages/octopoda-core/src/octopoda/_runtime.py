@@ -222,14 +222,15 @@ class AgentRuntime(ActionsMixin, CollabMixin):
 
     def remember_many(
         self,
-        items: Mapping[str, Any] | Iterable[tuple[str, Any]],
+        items: Mapping[str, Any] | Iterable[tuple[str, Any] | tuple[str, Any, Iterable[str]]],
         *,
         tags: Iterable[str] | None = None,
         ttl: float | timedelta | None = None,
     ) -> list[VersionRecord]:
         """Store several values in one transaction and one audited event (all or nothing).
 
-        A key given twice gets two consecutive versions, in order.
+        A key given twice gets two consecutive versions, in order. A ``(key, value, tags)``
+        triple gives that key its own tags instead of ``tags``.
         """
         pairs = list(items.items() if isinstance(items, Mapping) else items)
         tag_tuple = validate_tags(tags)
@@ -238,9 +239,10 @@ class AgentRuntime(ActionsMixin, CollabMixin):
         expires_at = None if ttl_seconds is None else round(now + ttl_seconds, 6)
         writes = []
         for pair in pairs:
-            if not isinstance(pair, tuple) or len(pair) != 2:
+            if not isinstance(pair, tuple) or len(pair) not in (2, 3):
                 raise InvalidInput(
-                    f"remember_many takes a mapping or (key, value) pairs, not {pair!r}"
+                    "remember_many takes a mapping, (key, value) pairs or (key, value, tags)"
+                    f" triples, not {pair!r}"
                 )
             key = validate_key(pair[0])
             encoded = encode_value(pair[1])
@@ -251,7 +253,7 @@ class AgentRuntime(ActionsMixin, CollabMixin):
                     encoded.encoding,
                     encoded.data,
                     encoded.sha256,
-                    tag_tuple,
+                    validate_tags(pair[2]) if len(pair) == 3 else tag_tuple,
                     expires_at,
                 )
             )
