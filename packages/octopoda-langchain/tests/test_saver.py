@@ -23,6 +23,13 @@ from octopoda_langchain._keys import (
     unescape,
     write_key,
 )
+from octopoda_langchain._ordering import (
+    ascending,
+    descending,
+    filter_tags,
+    metadata_tags,
+    order_key,
+)
 
 from octopoda import AgentRuntime, ConfigError, InvalidInput
 
@@ -80,6 +87,41 @@ def test_keys_parse_back() -> None:
 # -- audit ------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["1", "2", "10", "1a", "", "1f0e-aa", "1f0e-a", "Ünï", "\U0010ffff", "a/b%"],
+        [str(uuid6(clock_seq=i)) for i in range(20)],
+    ],
+)
+def test_descending_segments_sort_in_reverse(ids: list[str]) -> None:
+    by_bytes = sorted(ids, key=lambda t: t.encode(), reverse=True)
+    assert sorted(ids, key=lambda t: descending(t).encode()) == by_bytes
+    assert all(ascending(descending(t)) == t for t in ids)
+    assert all(set(descending(t)) <= set("0123456789abcdef~") for t in ids)
+
+
+def test_metadata_tags_and_filter_tags_meet() -> None:
+    meta = {"source": "loop", "step": 3, "ok": True, "score": 2.0, "user": {"tier": "gold"}}
+    tags = metadata_tags(meta)
+    assert tags is not None
+    assert set(tags) == {
+        'm:source="loop"',
+        "m:step=3",
+        "m:ok=1",
+        "m:score=2",
+        'm:user.tier="gold"',
+    }
+    for wanted in ({"step": 3.0}, {"ok": 1}, {"user.tier": "gold"}, {"user": {"tier": "gold"}}):
+        assert set(filter_tags(wanted)) <= set(tags), wanted
+    assert filter_tags({"writes": None, "l": [1], "d": {}}) == []  # nothing a tag can say
+    assert metadata_tags(None) is None
+    assert metadata_tags({"long": "x" * 300, "a": 1}) is None
+    assert metadata_tags({f"k{i}": i for i in range(70)}) is None
+    deep = {"a": {"b": {"c": {"d": {"e": 1}}}}, "n": None, "l": [1, 2]}
+    assert metadata_tags(deep) is None
+
+
 def test_every_put_and_put_writes_is_one_audited_event(db_path: str) -> None:
     saver = OctopodaSaver(db_path, agent_id="bot")
     head = saver.agent.audit.head().seq
@@ -91,7 +133,12 @@ def test_every_put_and_put_writes_is_one_audited_event(db_path: str) -> None:
     put_keys = sorted(w["key"] for w in events[0].payload["writes"])
     cid = config["configurable"]["checkpoint_id"]
     assert put_keys == sorted(
-        [checkpoint_key("t1", "", cid), latest_key("t1", ""), run_key("r1", "t1", "", cid)]
+        [
+            checkpoint_key("t1", "", cid),
+            latest_key("t1", ""),
+            run_key("r1", "t1", "", cid),
+            order_key("t1", "", cid),
+        ]
     )
     assert len(events[1].payload["writes"]) == 2
     report = saver.agent.audit.verify()
@@ -151,6 +198,45 @@ def test_list_filters_before_limit_and_all_threads(db_path: str) -> None:
     assert got is not None and got.parent_config == {
         "configurable": {"thread_id": "t1", "checkpoint_ns": "", "checkpoint_id": ids[2]}
     }
+
+
+def test_listing_all_threads_follows_copies_deletes_and_prunes(db_path: str) -> None:
+    """list(None) reads the order index: it must follow every change to the checkpoints,
+    including copies (tagged m:*, checked one by one), deletes, prunes, run deletes and
+    metadata that is not JSON."""
+    saver = OctopodaSaver(db_path)
+
+    def ids(**kw: Any) -> list[tuple[str, int]]:
+        return [
+            (t.config["configurable"]["thread_id"], t.metadata["step"])
+            for t in saver.list(None, **kw)
+        ]
+
+    put_chain(saver, 3, thread="a", run_id="run-a")
+    put_chain(saver, 2, thread="b", run_id="run-b", user={"tier": "gold"})
+    assert ids() == [("b", 1), ("b", 0), ("a", 2), ("a", 1), ("a", 0)]
+    assert ids(filter={"user.tier": "gold"}, limit=1) == [("b", 1)]
+    saver.copy_thread("a", "c")
+    assert ids(filter={"step": 2}) == [("a", 2), ("c", 2)]  # the copy has the same ids
+    assert ids(filter={"run_id": "run-a"}, limit=10)[:2] == [("a", 2), ("c", 2)]
+    saver.delete_thread("b")
+    assert ids(filter={"user.tier": "gold"}) == []
+    saver.prune(["a"], strategy="keep_latest")
+    assert ids(filter={"run_id": "run-a"}) == [("a", 2), ("c", 2), ("c", 1), ("c", 0)]
+    saver.delete_for_runs(["run-a"])
+    assert ids() == []
+    odd = saver.put(cfg("d"), checkpoint(x=1), {"step": 7, "when": {1, 2}}, {})  # not JSON
+    assert [t.config for t in saver.list(None, filter={"step": 7})] == [odd]
+    assert list(saver.list(None, filter={"step": 8})) == []
+    fresh = OctopodaSaver(db_path)  # another saver (its own cache) sees the same
+    assert [t.config for t in fresh.list(None, limit=5)] == [odd]
+    # the same checkpoint put again, its metadata now taggable: listed once, as it is now
+    again = saver.get_tuple(odd)
+    assert again is not None
+    saver.put(cfg("d"), again.checkpoint, {"step": 8}, {})
+    assert [t.metadata["step"] for t in saver.list(None)] == [8]
+    assert list(saver.list(None, filter={"step": 7})) == []
+    assert [t.config for t in saver.list(None, filter={"step": 8})] == [odd]
 
 
 def test_metadata_round_trips_with_writes_and_filters_follow_paths(db_path: str) -> None:

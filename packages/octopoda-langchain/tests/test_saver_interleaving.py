@@ -189,12 +189,28 @@ def test_sync_interleavings_match_sqlite_saver(tmp_path: Path, seed: int, varian
             got = apply(rng.choice(savers), op)
             if op[0] != "put_writes":
                 check(seed, thread, index, op, expected, got)
-        # at the end, every thread reads the same from every saver
+        # at the end, every thread reads the same from every saver, and so do all threads
         for thread in THREADS:
             for ns in NAMESPACES:
                 everything = [summary(t) for t in oracle.list(config(thread, ns))]
                 for saver in savers:
                     assert [summary(t) for t in saver.list(config(thread, ns))] == everything
+        newest = [t.config for t in oracle.list(None)]
+        listings: list[dict[str, Any]] = [
+            {},
+            {"limit": 5},
+            {"limit": 0},
+            {"filter": {"source": "loop"}, "limit": 7},
+            {"filter": {"step": 5}},
+            {"filter": {"step": 5.0, "source": "loop"}},
+            {"filter": {"source": "input"}},
+            {"before": newest[len(newest) // 2], "limit": 3},
+            {"before": newest[-1]},
+        ]
+        for kw in listings:
+            expected_all = [summary(t) for t in oracle.list(None, **kw)]
+            for saver in savers:
+                assert [summary(t) for t in saver.list(None, **kw)] == expected_all, kw
 
 
 @pytest.mark.parametrize("variant", ["cached", "tiny-cache", "two-savers"])

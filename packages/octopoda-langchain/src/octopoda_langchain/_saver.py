@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import builtins
-import json
 import random
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -39,8 +38,10 @@ from ._codec import (
     metadata_json,
 )
 from ._lifecycle import Lifecycle, Opening
+from ._ordering import OrderRow, metadata_tags, newest_first, order_key
 from ._search import check_filter, metadata_matches
 from ._target import Target, resolve_runtime, to_thread
+from ._upkeep import SaverUpkeep, scan
 
 __all__ = ["OctopodaSaver"]
 
@@ -48,12 +49,6 @@ DEFAULT_AGENT_ID = "langgraph"
 
 
 S = TypeVar("S", bound="OctopodaSaver")
-
-
-class _Scan(NamedTuple):
-    records: list[CheckpointRecord]
-    writes: dict[tuple[str, str, str], list[WriteRecord]]
-    keys: list[str]
 
 
 def _lookup(
@@ -67,7 +62,7 @@ def _write_order(write: WriteRecord) -> tuple[str, str, int]:
     return (write.task_path, write.task_id, write.idx)
 
 
-class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
+class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
     """A LangGraph checkpointer whose checkpoints are versioned, audited Octopoda memory.
 
     ``store`` is where the checkpoints live: a path or URL (``"agent.db"``,
@@ -218,7 +213,7 @@ class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
         parent_writes: Callable[[], Iterable[WriteRecord]],
     ) -> CheckpointTuple:
         serde = self.serde
-        metadata = self._metadata(record)
+        metadata = self.metadata_of(record)
         pending: list[PendingWrite] = [
             (w.task_id, w.channel, serde.loads_typed((w.type, w.data)))
             for w in sorted(writes, key=_write_order)
@@ -261,13 +256,23 @@ class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
             if record is None:
                 return None
             writes = list(self._writes(thread_id, ns, record.checkpoint_id).values())
+            parent_writes = self._parent_writes(record)
+        return self._tuple(record, writes, parent_writes)
 
-        def parent_writes() -> Iterable[WriteRecord]:
+    def _parent_writes(self, record: CheckpointRecord) -> Callable[[], Iterable[WriteRecord]]:
+        """The parent's writes, read only if asked (a checkpoint older than format 4): from
+        the cache as the caller's read left it (lock held, synced), else from the store."""
+        cid = (record.thread_id, record.checkpoint_ns, record.parent_id or "")
+        known = self._cache.known_writes(cid) if self._cache.enabled else None
+
+        def read() -> Iterable[WriteRecord]:
+            if known is not None:
+                return list(known.values())
             with self._lock:
                 self._sync()
-                return list(self._writes(thread_id, ns, record.parent_id or "").values())
+                return list(self._writes(*cid).values())
 
-        return self._tuple(record, writes, parent_writes)
+        return read
 
     def list(
         self,
@@ -283,53 +288,72 @@ class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
         values), ``before`` keeps older ids only, ``limit`` caps the count."""
         if filter:
             check_filter(filter)
-        if config is None:
-            prefix, ns_wanted, id_wanted = keys.CHECKPOINTS + "t/", None, None
-        else:
-            conf = config["configurable"]
-            thread_id = str(conf["thread_id"])
-            ns_wanted = conf.get("checkpoint_ns")
-            id_wanted = conf.get("checkpoint_id")
-            prefix = (
-                keys.thread_prefix(thread_id)
-                if ns_wanted is None
-                else keys.namespace_prefix(thread_id, ns_wanted)
-            )
         before_id = before["configurable"].get("checkpoint_id") if before else None
-        scan = self._scan(prefix)
+        if config is None:
+            yield from self._list_all(filter, before_id, limit)
+            return
+        conf = config["configurable"]
+        thread_id = str(conf["thread_id"])
+        ns_wanted = conf.get("checkpoint_ns")
+        id_wanted = conf.get("checkpoint_id")
+        prefix = (
+            keys.thread_prefix(thread_id)
+            if ns_wanted is None
+            else keys.namespace_prefix(thread_id, ns_wanted)
+        )
+        found = scan(self.agent, prefix)
         chosen = [
             r
-            for r in scan.records
+            for r in found.records
             if (ns_wanted is None or r.checkpoint_ns == ns_wanted)
             and (not id_wanted or r.checkpoint_id == id_wanted)
             and (not before_id or r.checkpoint_id < before_id)
-            and (not filter or metadata_matches(self._metadata(r), filter))
+            and (not filter or metadata_matches(self.metadata_of(r), filter))
         ]
         chosen.sort(key=lambda r: r.checkpoint_id, reverse=True)
         for record in chosen if limit is None else chosen[: max(limit, 0)]:
             slot = (record.thread_id, record.checkpoint_ns, record.checkpoint_id)
             parent = (record.thread_id, record.checkpoint_ns, record.parent_id or "")
-            yield self._tuple(record, scan.writes.get(slot, ()), _lookup(scan.writes, parent))
+            yield self._tuple(record, found.writes.get(slot, ()), _lookup(found.writes, parent))
 
-    def _scan(self, prefix: str) -> _Scan:
-        """Every checkpoint record, pending write and key under ``prefix``: one query."""
-        scan = _Scan([], {}, [])
-        for item in self.agent.search(prefix, limit=None):
-            scan.keys.append(item.key)
-            parsed = keys.parse_checkpoint_key(item.key)
-            if parsed is None or parsed.checkpoint_id is None:
+    def _list_all(
+        self, wanted: dict[str, Any] | None, before_id: str | None, limit: int | None
+    ) -> Iterator[CheckpointTuple]:
+        """Every thread's checkpoints newest first, from the order index (``_ordering``):
+        a page of it for a limit, the filter's tags narrowing it in SQL."""
+        left = None if limit is None else max(limit, 0)
+        if left == 0:
+            return
+        last = None
+        for row in newest_first(self.agent, wanted):
+            if before_id and row.checkpoint_id >= before_id:
                 continue
-            if parsed.kind == "c":
-                scan.records.append(decode_checkpoint(item.value))
-            elif parsed.kind == "w":
-                slot = (parsed.thread_id, parsed.checkpoint_ns, parsed.checkpoint_id)
-                scan.writes.setdefault(slot, []).append(decode_write(item.value))
-        return scan
+            if row == last:  # re-put with its metadata now (un)tagged: in both places
+                continue
+            loaded = self._load(row, wanted)
+            if loaded is None:
+                continue
+            last = row
+            yield loaded
+            if left is not None:
+                left -= 1
+                if left == 0:
+                    return
 
-    def _metadata(self, record: CheckpointRecord) -> dict[str, Any]:
-        if isinstance(record.metadata, str):
-            return cast(dict[str, Any], json.loads(record.metadata))
-        return cast(dict[str, Any], self.serde.loads_typed(record.metadata))
+    def _load(self, row: OrderRow, wanted: dict[str, Any] | None) -> CheckpointTuple | None:
+        """The checkpoint an order row names, if it (still) exists and matches ``wanted``
+        (the row's tags only made it a candidate)."""
+        thread_id, ns, checkpoint_id = row.thread_id, row.checkpoint_ns, row.checkpoint_id
+        with self._lock:
+            self._sync()
+            record = self._record(thread_id, ns, checkpoint_id)
+            if record is None:
+                return None
+            writes = list(self._writes(thread_id, ns, checkpoint_id).values())
+            parent_writes = self._parent_writes(record)
+        if wanted and not metadata_matches(self.metadata_of(record), wanted):
+            return None
+        return self._tuple(record, writes, parent_writes)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -340,8 +364,9 @@ class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint: one audited event (the record, the thread's newest-id pointer
-        and, when the metadata has a ``run_id``, the run index)."""
+        """Store a checkpoint: one audited event (the record, the thread's newest-id pointer,
+        its order key for listing all threads, tagged with the metadata's values
+        (``_ordering``), and, when the metadata has a ``run_id``, the run index)."""
         thread_id, ns, parent_id = ids_of(config)
         checkpoint_id = checkpoint["id"]
         type_, data = self.serde.dumps_typed(checkpoint)
@@ -356,12 +381,16 @@ class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
             data,
             meta_text if meta_text is not None else self.serde.dumps_typed(meta),
         )
-        pairs: list[tuple[str, Any]] = [
+        json_meta = meta if meta_text is not None else None
+        pairs: list[tuple[str, Any] | tuple[str, Any, list[str]]] = [
             (
                 keys.checkpoint_key(thread_id, ns, checkpoint_id),
-                encode_checkpoint(record, meta if meta_text is not None else None),
-            )
+                encode_checkpoint(record, json_meta),
+            ),
         ]
+        tags = metadata_tags(json_meta)
+        order = order_key(thread_id, ns, checkpoint_id, tagged=tags is not None)
+        pairs.append((order, 1, tags or []))
         run_id = meta.get("run_id")
         if isinstance(run_id, str) and run_id:
             pairs.append((keys.run_key(run_id, thread_id, ns, checkpoint_id), 1))
@@ -425,117 +454,6 @@ class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
                 updated.update(((r.task_id, r.idx), r) for r in records)
                 cache.store_writes((thread_id, ns, checkpoint_id), updated)
 
-    # -- deleting and copying -------------------------------------------------------------------
-
-    def _forget(self, doomed: Iterable[str], repoint: Mapping[str, str] | None = None) -> None:
-        """Tombstone ``doomed`` keys (one event), then move latest pointers (one more)."""
-        with self._lock:
-            doomed = list(dict.fromkeys(doomed))
-            if doomed:
-                self.agent.forget_many(doomed)
-            if repoint:
-                self.agent.remember_many(list(repoint.items()))
-            self._cache.clear()
-            self._cache.seq = -1
-
-    def _run_keys(self, records: Iterable[CheckpointRecord]) -> builtins.list[str]:
-        out = []
-        for record in records:
-            run_id = self._run_id(record)
-            if run_id:
-                out.append(
-                    keys.run_key(
-                        run_id, record.thread_id, record.checkpoint_ns, record.checkpoint_id
-                    )
-                )
-        return out
-
-    def _run_id(self, record: CheckpointRecord) -> str | None:
-        run_id = self._metadata(record).get("run_id")
-        return run_id if isinstance(run_id, str) and run_id else None
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint and write of a thread (all namespaces): one event."""
-        scan = self._scan(keys.thread_prefix(str(thread_id)))
-        self._forget([*scan.keys, *self._run_keys(scan.records)])
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints (and their writes) that runs ``run_ids`` created."""
-        doomed: builtins.list[str] = []
-        hit: dict[tuple[str, str], set[str]] = {}
-        for run_id in run_ids:
-            prefix = keys.run_prefix(str(run_id))
-            for key in self.agent.keys(prefix):
-                parsed = keys.parse_checkpoint_key(key)
-                if parsed is None or parsed.checkpoint_id is None:
-                    continue
-                t, ns, cid = parsed.thread_id, parsed.checkpoint_ns, parsed.checkpoint_id
-                doomed.append(key)
-                doomed.append(keys.checkpoint_key(t, ns, cid))
-                doomed.extend(self.agent.keys(keys.writes_prefix(t, ns, cid)))
-                hit.setdefault((t, ns), set()).add(cid)
-        repoint: dict[str, str] = {}
-        for (t, ns), gone in hit.items():
-            prefix = keys.namespace_prefix(t, ns) + "c/"
-            left = [keys.unescape(k[len(prefix) :]) for k in self.agent.keys(prefix)]
-            left = [cid for cid in left if cid not in gone]
-            pointer = keys.latest_key(t, ns)
-            if left:
-                repoint[pointer] = max(left)
-            else:
-                doomed.append(pointer)
-        self._forget(doomed, repoint)
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of a thread to another thread id: one event."""
-        source, target = str(source_thread_id), str(target_thread_id)
-        prefix = keys.thread_prefix(source)
-        pairs: builtins.list[tuple[str, Any]] = []
-        for item in self.agent.search(prefix, limit=None):
-            parsed = keys.parse_checkpoint_key(item.key)
-            if parsed is None:
-                continue
-            new_key = keys.thread_prefix(target) + item.key[len(prefix) :]
-            value = item.value
-            if parsed.kind == "c":
-                value = dict(value, thread_id=target)
-                record = decode_checkpoint(value)
-                pairs.extend((k, 1) for k in self._run_keys([record]))
-            pairs.append((new_key, value))
-        if pairs:
-            with self._lock:
-                self.agent.remember_many(pairs)
-                self._cache.clear()
-                self._cache.seq = -1
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """``keep_latest``: keep each namespace's newest checkpoint (and its writes) only;
-        ``delete``: delete the threads."""
-        if strategy not in ("keep_latest", "delete"):
-            raise InvalidInput(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")
-        doomed: builtins.list[str] = []
-        for thread_id in thread_ids:
-            scan = self._scan(keys.thread_prefix(str(thread_id)))
-            if strategy == "delete":
-                doomed.extend([*scan.keys, *self._run_keys(scan.records)])
-                continue
-            newest: dict[str, str] = {}
-            for r in scan.records:
-                if r.checkpoint_id > newest.get(r.checkpoint_ns, ""):
-                    newest[r.checkpoint_ns] = r.checkpoint_id
-            old = [r for r in scan.records if r.checkpoint_id != newest[r.checkpoint_ns]]
-            gone = {(r.checkpoint_ns, r.checkpoint_id) for r in old}
-            for key in scan.keys:
-                parsed = keys.parse_checkpoint_key(key)
-                if (
-                    parsed is not None
-                    and parsed.kind in ("c", "w")
-                    and (parsed.checkpoint_ns, parsed.checkpoint_id) in gone
-                ):
-                    doomed.append(key)
-            doomed.extend(self._run_keys(old))
-        self._forget(doomed)
-
     # -- versions -------------------------------------------------------------------------------
 
     def get_next_version(self, current: str | None, channel: None) -> str:
@@ -584,15 +502,3 @@ class OctopodaSaver(BaseCheckpointSaver[str], Lifecycle):
         task_path: str = "",
     ) -> None:
         await to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await to_thread(self.delete_thread, thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await to_thread(self.delete_for_runs, run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await to_thread(self.prune, thread_ids, strategy=strategy)
