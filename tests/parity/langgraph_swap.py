@@ -37,7 +37,7 @@ import sqlite3
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
@@ -164,107 +164,13 @@ def _postgres_target(conn: Any) -> Any:
     return store
 
 
-# -- the swapped classes ------------------------------------------------------------------
+# -- the swapped classes (langgraph_shims.py) ----------------------------------------------
 
 
 def _shims() -> dict[str, type]:
-    from octopoda_langchain import OctopodaSaver, OctopodaStore
+    import langgraph_shims
 
-    # Each takes the framework class's constructor arguments (and ours, by keyword).
-    class InMemorySaver(OctopodaSaver):
-        def __init__(self, *, serde: Any = None, factory: Any = None, **ours: Any) -> None:
-            super().__init__(":memory:", serde=serde, **ours)
-
-    class InMemoryStore(OctopodaStore):
-        def __init__(self, *, index: Any = None, **ours: Any) -> None:
-            super().__init__(":memory:", index=index, **ours)
-
-    class SqliteSaver(OctopodaSaver):
-        def __init__(self, conn: Any, *, serde: Any = None, **ours: Any) -> None:
-            super().__init__(_sqlite_target(conn), serde=serde, **ours)
-
-    class SqliteStore(OctopodaStore):
-        def __init__(
-            self,
-            conn: Any,
-            *,
-            deserializer: Any = None,
-            index: Any = None,
-            ttl: Any = None,
-            **ours: Any,
-        ) -> None:
-            super().__init__(_sqlite_target(conn), index=index, ttl=ttl, **ours)
-
-    class PostgresSaver(OctopodaSaver):
-        def __init__(self, conn: Any, pipe: Any = None, serde: Any = None, **ours: Any) -> None:
-            super().__init__(_postgres_target(conn), serde=serde, **ours)
-
-        @classmethod
-        def from_conn_string(cls, conn_string: str, *, pipeline: bool = False) -> Any:
-            return super().from_conn_string(conn_string)
-
-    class PostgresStore(OctopodaStore):
-        # Fixture plumbing: LangGraph's PostgreSQL store fixtures rewrite the class's SQL
-        # migrations and drop their migration table through ``_cursor()`` before they yield
-        # the store. Ours has no SQL of that kind: an empty list, and a cursor on the test's
-        # own database, where that SQL finds nothing of ours (ours lives elsewhere, above).
-        MIGRATIONS: ClassVar[list[str]] = []
-
-        def __init__(
-            self,
-            conn: Any,
-            *,
-            pipe: Any = None,
-            deserializer: Any = None,
-            index: Any = None,
-            ttl: Any = None,
-            **ours: Any,
-        ) -> None:
-            self._database = _database_of(conn)
-            super().__init__(_postgres_target(conn), index=index, ttl=ttl, **ours)
-
-        def _cursor(self) -> Any:
-            return _test_database_cursor(self._database)
-
-        @classmethod
-        def from_conn_string(
-            cls,
-            conn_string: str,
-            *,
-            pipeline: bool = False,
-            pool_config: Any = None,
-            index: Any = None,
-            ttl: Any = None,
-        ) -> Any:
-            return super().from_conn_string(conn_string, index=index, ttl=ttl)
-
-    # LangGraph's async stores name their coroutines as the sync ones (``await
-    # store.sweep_ttl()``); ours has one class with both faces, the async one a-prefixed.
-    class AsyncSqliteStore(SqliteStore):
-        sweep_ttl = OctopodaStore.asweep_ttl  # type: ignore[assignment]
-        start_ttl_sweeper = OctopodaStore.astart_ttl_sweeper  # type: ignore[assignment]
-        stop_ttl_sweeper = OctopodaStore.astop_ttl_sweeper  # type: ignore[assignment]
-
-    class AsyncPostgresStore(PostgresStore):
-        sweep_ttl = OctopodaStore.asweep_ttl  # type: ignore[assignment]
-        start_ttl_sweeper = OctopodaStore.astart_ttl_sweeper  # type: ignore[assignment]
-        stop_ttl_sweeper = OctopodaStore.astop_ttl_sweeper  # type: ignore[assignment]
-
-        def _cursor(self) -> Any:
-            return _test_database_acursor(self._database)
-
-    return {
-        "InMemorySaver": InMemorySaver,
-        "InMemoryStore": InMemoryStore,
-        "SqliteSaver": SqliteSaver,
-        "AsyncSqliteSaver": SqliteSaver,
-        "SqliteStore": SqliteStore,
-        "AsyncSqliteStore": AsyncSqliteStore,
-        "PostgresSaver": PostgresSaver,
-        "AsyncPostgresSaver": PostgresSaver,
-        "PostgresStore": PostgresStore,
-        "AsyncPostgresStore": AsyncPostgresStore,
-    }
+    return langgraph_shims.SHIMS
 
 
 # (framework module, class name) swapped per suite; the graph suite swaps only inside its

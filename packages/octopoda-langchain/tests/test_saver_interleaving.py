@@ -269,8 +269,9 @@ def test_async_interleavings_match_async_sqlite_saver(
 def test_the_issue_repro_writes_before_their_checkpoint(tmp_path: Path) -> None:
     """The sequence from the bug report, on both savers: writes, then their checkpoint."""
     results: list[Any] = []
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
     savers: list[Callable[[], Any]] = [
-        lambda: SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)),
+        lambda: SqliteSaver(conn),
         lambda: OctopodaSaver(":memory:"),
     ]
     for make in savers:
@@ -288,5 +289,6 @@ def test_the_issue_repro_writes_before_their_checkpoint(tmp_path: Path) -> None:
         results.append(found.pending_writes)
         latest = s.get_tuple(base)
         assert latest is not None and latest.pending_writes == found.pending_writes
+    conn.close()
     assert results[0] == [("task-1", INTERRUPT, "ask")]
     assert results[1] == results[0]
