@@ -9,20 +9,21 @@ fails with ours but passes as shipped. Exits non-zero when a run with ours faile
 test not in ``allowlist.toml``, or an allowlisted test that passed.
 
     python tests/parity/langgraph_run.py --work DIR [--suite graph] [--mode both]
-        [--repeat 3] [--jobs 2] [-- PYTEST ARGS]
+        [--repeat 3] [--jobs 4] [-- PYTEST ARGS]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tarfile
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -36,6 +37,21 @@ class Suite:
     paths: tuple[str, ...]
     pytest_args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    shards: int = 1  # pytest processes, each a share of the files, run at once
+    label: str = ""  # how reports name it (a shard: "postgres[1/2]")
+
+    def parts(self) -> list[Suite]:
+        """The suite as ``shards`` suites, each with every ``shards``-th of the files."""
+        if self.shards == 1:
+            return [replace(self, label=self.name)]
+        return [
+            replace(
+                self,
+                paths=self.paths[i :: self.shards],
+                label=f"{self.name}[{i + 1}/{self.shards}]",
+            )
+            for i in range(self.shards)
+        ]
 
 
 SUITES = {
@@ -55,6 +71,7 @@ SUITES = {
                 "tests/test_ttl.py",
             ),
         ),
+        # A process per file: its TTL tests mostly sleep (17 s each), so the files overlap.
         Suite(
             "postgres",
             "langgraph-checkpoint-postgres",
@@ -64,6 +81,7 @@ SUITES = {
                 "tests/test_store.py",
                 "tests/test_async_store.py",
             ),
+            shards=4,
         ),
         # The graph tests over the SQLite checkpointers and the in-memory store (the other
         # parameters are LangGraph's InMemorySaver or need Docker).
@@ -187,17 +205,17 @@ def run(
         f"--junitxml={junit}",
         *extra,
     ]
-    print(f"parity: [{suite.name}, {mode}] {' '.join(cmd[3:])}", flush=True)
+    print(f"parity: [{suite.label}, {mode}] {' '.join(cmd[3:])}", flush=True)
     started = time.monotonic()
     if log is None:
         code = subprocess.run(cmd, cwd=root, env=env).returncode
     else:  # suites in parallel: each one's output in one piece, once it is done
         with log.open("w") as out:
             code = subprocess.run(cmd, cwd=root, env=env, stdout=out, stderr=out).returncode
-        print(f"parity: [{suite.name}, {mode}] output:\n{log.read_text()}", flush=True)
+        print(f"parity: [{suite.label}, {mode}] output:\n{log.read_text()}", flush=True)
     seconds = time.monotonic() - started
     if not junit.is_file():
-        raise SystemExit(f"parity: [{suite.name}, {mode}] pytest wrote no report (exit {code})")
+        raise SystemExit(f"parity: [{suite.label}, {mode}] pytest wrote no report (exit {code})")
     return code, read_junit(junit, root, seconds)
 
 
@@ -217,34 +235,36 @@ def postgres_missing() -> str | None:
 
 
 def run_suite(
-    name: str, work: Path, modes: tuple[str, ...], repeat: int, extra: list[str], parallel: bool
+    suite: Suite,
+    root: Path,
+    work: Path,
+    modes: tuple[str, ...],
+    repeat: int,
+    extra: list[str],
+    parallel: bool,
 ) -> tuple[bool, list[str]]:
-    """Run one suite ``repeat`` times in each mode: (whether a run with ours failed, the
-    report lines)."""
-    suite = SUITES[name]
-    if name == "postgres" and (why := postgres_missing()):
-        if os.environ.get("CI"):
-            raise SystemExit(f"parity: the postgres suite needs PostgreSQL when CI is set: {why}")
-        return False, [f"{name:<10} skipped: {why}"]
-    root = unpack(suite, work)
+    """Run one suite (or shard) ``repeat`` times in each mode: (whether a run with ours
+    failed, the report lines)."""
+    name = suite.label
+    stem = re.sub(r"[^\w.-]+", "-", name).strip("-")  # postgres[1/2] -> postgres-1-2
     failed = False
     results: dict[str, list[Counts]] = {}
     for attempt in range(repeat):
         for mode in modes:
-            junit = work / f"junit-{name}-{mode}-{attempt}.xml"
-            log = work / f"log-{name}-{mode}-{attempt}.txt" if parallel else None
+            junit = work / f"junit-{stem}-{mode}-{attempt}.xml"
+            log = work / f"log-{stem}-{mode}-{attempt}.txt" if parallel else None
             code, counts = run(suite, root, mode, junit, extra, log)
             results.setdefault(mode, []).append(counts)
             failed = failed or (mode == "ours" and code != 0)
     lines = [
-        f"{name:<10} {mode:<7} run {attempt + 1}: {counts.line()}"
+        f"{name:<15} {mode:<7} run {attempt + 1}: {counts.line()}"
         for mode, runs in results.items()
         for attempt, counts in enumerate(runs)
     ]
     if "shipped" in results and "ours" in results:
         shipped = set().union(*(c.failing for c in results["shipped"]))
         ours = set().union(*(c.failing for c in results["ours"]))
-        lines += [f"{name:<10} fails with ours only: {test}" for test in sorted(ours - shipped)]
+        lines += [f"{name:<15} fails with ours only: {test}" for test in sorted(ours - shipped)]
     return failed, lines
 
 
@@ -258,22 +278,36 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--suite", action="append", choices=sorted(SUITES))
     parser.add_argument("--mode", choices=("ours", "shipped", "both"), default="ours")
     parser.add_argument("--repeat", type=int, default=1, help="run each suite this often")
-    parser.add_argument("--jobs", type=int, default=2, help="suites run at once (default 2)")
+    parser.add_argument("--jobs", type=int, default=4, help="suites run at once (default 4)")
     args = parser.parse_args(argv)
     modes = ("shipped", "ours") if args.mode == "both" else (args.mode,)
-    names = args.suite or list(SUITES)
     work = args.work.resolve()
-    parallel = args.jobs > 1 and len(names) > 1
+    report: list[str] = []
+    units: list[tuple[Suite, Path]] = []
+    for name in args.suite or list(SUITES):
+        if name == "postgres" and (why := postgres_missing()):
+            if os.environ.get("CI"):
+                raise SystemExit(
+                    f"parity: the postgres suite needs PostgreSQL when CI is set: {why}"
+                )
+            report.append(f"{name:<15} skipped: {why}")
+            continue
+        root = unpack(SUITES[name], work)  # one at a time: shards share it
+        units += [(part, root) for part in SUITES[name].parts()]
     # the longest first: the graph tests keep a core busy, PostgreSQL's mostly wait (TTLs)
-    names.sort(key=lambda n: ("graph", "postgres", "sqlite", "checkpoint").index(n))
+    order = ("graph", "postgres", "sqlite", "checkpoint")
+    units.sort(key=lambda unit: order.index(unit[0].name))
+    parallel = args.jobs > 1 and len(units) > 1
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = [
-            pool.submit(run_suite, n, work, modes, args.repeat, extra, parallel) for n in names
+            pool.submit(run_suite, suite, root, work, modes, args.repeat, extra, parallel)
+            for suite, root in units
         ]
         outcomes = [f.result() for f in futures]
     print("\nparity: LangGraph's own suites against Octopoda")
     for _, lines in outcomes:
         print("\n".join(lines))
+    print("\n".join(report))
     return 1 if any(failed for failed, _ in outcomes) else 0
 
 
