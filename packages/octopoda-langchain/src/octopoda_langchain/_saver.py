@@ -81,6 +81,10 @@ class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
     seen (``0`` turns the cache off). Async methods run the blocking store calls in a worker
     thread (``asyncio.to_thread``): they never block the event loop.
 
+    It opens as LangGraph's SQLite and PostgreSQL savers do: ``with`` / ``async with
+    OctopodaSaver.from_conn_string(url) as saver:``, ``with`` / ``async with`` on the saver
+    itself, and ``setup()`` (a no-op, also awaitable).
+
     >>> saver = OctopodaSaver(":memory:")
     >>> graph = builder.compile(checkpointer=saver)  # doctest: +SKIP
     """
