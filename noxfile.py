@@ -290,6 +290,10 @@ LANGCHAIN_CELLS = [
 ]
 LANGCHAIN_TEST_DEPS = (
     "langgraph-checkpoint-conformance==0.0.2",
+    # SqliteSaver, the oracle of the interleaving tests (uv picks the release that fits the
+    # cell's langgraph-checkpoint: 3.1.x on 4.3, 3.0.x on 3.0 and 4.0).
+    "langgraph-checkpoint-sqlite",
+    "aiosqlite",
     "pytest",
     "pytest-socket",
     # The PostgreSQL conformance cell: creating its database, and the core's store.
@@ -331,3 +335,51 @@ def bench_langchain(session: nox.Session) -> None:
 
 
 nox.options.sessions += ["langchain", "typecheck_langchain"]
+
+
+# LangGraph's own test suites, from the source distributions of the newest releases
+# (downloaded by tests/parity/langgraph_run.py, never copied into this repository), run
+# against OctopodaSaver and OctopodaStore (tests/parity/README.md).
+PARITY_LANGGRAPH = (
+    *LANGCHAIN_NEWEST,
+    "langgraph-checkpoint-sqlite==3.1.2",
+    "langgraph-checkpoint-postgres==3.2.0",
+)
+PARITY_LANGGRAPH_TEST_DEPS = (
+    "pip",  # `pip download --no-binary :all:` fetches the sdists
+    "pytest",
+    "pytest-asyncio",
+    "pytest-mock",
+    "pytest-retry",
+    "syrupy",
+    "httpx",
+    "redis",
+    "pycryptodome",
+    "aiosqlite",
+    "dataclasses-json",
+    "numpy",
+    "pandas",
+    "psycopg[binary]>=3.2",
+    "psycopg-pool>=3.2",
+    "langgraph-checkpoint-conformance==0.0.2",
+)
+
+
+@nox.session(python="3.11")
+def parity_langgraph(session: nox.Session) -> None:
+    """LangGraph's store, saver and graph tests with its backends swapped for ours; a failure
+    not in tests/parity/allowlist.toml fails. Arguments go to tests/parity/langgraph_run.py:
+    `-- --mode both` (also as shipped), `--suite graph`, `--repeat 3`, `-- -k expr`."""
+    session.install(
+        "-e",
+        f"{CORE}[postgres]",
+        "-e",
+        LANGCHAIN_PKG,
+        *PARITY_LANGGRAPH,
+        *PARITY_LANGGRAPH_TEST_DEPS,
+    )
+    work = session.create_tmp()
+    session.run("python", "tests/parity/langgraph_run.py", "--work", work, *session.posargs)
+
+
+nox.options.sessions += ["parity_langgraph"]

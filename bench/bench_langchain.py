@@ -1,6 +1,7 @@
 """OctopodaSaver against LangGraph's own SqliteSaver, on the same checkpoint workload.
 
     python bench/bench_langchain.py [--quick] [--rounds N] [--checkpoints N] [--json PATH]
+        [--list-sizes 10000,100000]
     nox -s bench_langchain [-- --quick]
 
 Two workloads; both sides get exactly the same objects. ``agent``: one thread of N
@@ -19,6 +20,14 @@ alternates which side goes first; results are medians of the per-round ratios
 Context rows (INFO): OctopodaSaver with ``durability="full"`` (fsync per commit, what
 SqliteSaver's default ``synchronous=FULL`` gives) for ``put``; OctopodaSaver without its read
 cache (``cache_size=0``) for ``get_tuple``. Targets: put and get_tuple ratio >= 1.0.
+
+``list``: ``list(None, limit=10)`` across every thread at 10,000 and 100,000 checkpoints
+(2,000 and 10,000 with ``--quick``; 100 per thread), without a filter, with a filter most
+checkpoints match (``source: loop``), one 1% match (``source: input``) and one only the
+oldest thread matches (``run_id``, so both sides read everything). Ours is filled through
+``OctopodaSaver.put``; SqliteSaver's rows are inserted as its ``put`` writes them, in one
+transaction, to keep the setup short. Target: at most 2x SqliteSaver's time (ratio
+``SqliteSaver time / OctopodaSaver time`` >= 0.5).
 """
 
 from __future__ import annotations
@@ -44,6 +53,13 @@ from octopoda_langchain import OctopodaSaver
 from octopoda import AgentRuntime
 
 TARGET = 1.0
+LIST_TARGET = 0.5  # within 2x of SqliteSaver
+LIST_FILTERS: dict[str, dict[str, Any] | None] = {
+    "no filter": None,
+    "source=loop": {"source": "loop"},
+    "source=input (1%)": {"source": "input"},
+    "oldest run_id": {"run_id": "run-0"},
+}
 
 
 Step = tuple[Any, dict[str, Any], list[tuple[str, Any]]]
@@ -57,6 +73,7 @@ def workload(kind: str, n: int, seed: int) -> list[Step]:
     for step in range(n):
         text = " ".join(rng.choice(["tea", "order", "ship", "refund", "status"]) for _ in range(30))
         cp = empty_checkpoint()
+        cp["v"] = 4  # the format LangGraph's graphs write (empty_checkpoint() says 2)
         cp["id"] = str(uuid6(clock_seq=step))
         if kind == "agent":
             messages = [*messages, HumanMessage(text) if step % 2 else AIMessage(text)][-12:]
@@ -175,12 +192,104 @@ def report(
     ]
 
 
+def listing_steps(n: int) -> list[tuple[Config, Any, dict[str, Any]]]:
+    """``n`` checkpoints in threads of 100 (a new run each), as LangGraph writes them."""
+    out = []
+    for i in range(n):
+        thread, step = divmod(i, 100)
+        cp = empty_checkpoint()
+        cp["v"] = 4
+        cp["id"] = str(uuid6(clock_seq=i))
+        cp["channel_values"] = {"note": f"note {i} " * 20, "step": step}
+        config: Config = {"configurable": {"thread_id": f"t{thread}", "checkpoint_ns": ""}}
+        metadata = {
+            "source": "input" if step == 0 else "loop",
+            "step": step,
+            "parents": {},
+            "run_id": f"run-{thread}",
+        }
+        out.append((config, cp, metadata))
+    return out
+
+
+def fill_sqlite_rows(saver: Any, steps: list[tuple[Config, Any, dict[str, Any]]]) -> None:
+    """SqliteSaver's rows as its ``put`` makes them (serde, metadata JSON), in one go."""
+    from langgraph.checkpoint.base import get_checkpoint_metadata
+
+    saver.setup()
+    rows = []
+    parent: dict[str, str | None] = {}
+    for config, cp, metadata in steps:
+        thread = config["configurable"]["thread_id"]
+        type_, blob = saver.serde.dumps_typed(cp)
+        meta = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False)
+        rows.append((thread, "", cp["id"], parent.get(thread), type_, blob, meta.encode()))
+        parent[thread] = cp["id"]
+    with saver.conn:
+        saver.conn.executemany("INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def fill_octopoda(saver: Any, steps: list[tuple[Config, Any, dict[str, Any]]]) -> None:
+    parent: dict[str, Config] = {}
+    for config, cp, metadata in steps:
+        thread = config["configurable"]["thread_id"]
+        parent[thread] = saver.put(parent.get(thread, config), cp, metadata, {})
+
+
+def measure_listing(n: int, reps: int, tmp: Path) -> dict[str, dict[str, list[float]]]:
+    """Seconds of ``list(None, limit=10)`` per filter for both sides, interleaved."""
+    steps = listing_steps(n)
+    sqlite = sqlite_saver(tmp / f"list-sqlite-{n}.db")
+    ours = octopoda_saver(tmp / f"list-octopoda-{n}.db")
+    fill_sqlite_rows(sqlite, steps)
+    fill_octopoda(ours, steps)
+    timings: dict[str, dict[str, list[float]]] = {
+        name: {"sqlite": [], "octopoda": []} for name in LIST_FILTERS
+    }
+    try:
+        for rep in range(reps + 1):
+            sides = [("sqlite", sqlite), ("octopoda", ours)]
+            for name, wanted in LIST_FILTERS.items():
+                counts = []
+                for side, saver in sides if rep % 2 else reversed(sides):
+                    t0 = time.perf_counter()
+                    found = list(saver.list(None, filter=wanted, limit=10))
+                    seconds = time.perf_counter() - t0
+                    counts.append(len(found))
+                    if rep:  # the first round warms both up
+                        timings[name][side].append(seconds)
+                assert counts[0] == counts[1], (name, counts)
+    finally:
+        close(sqlite)
+        close(ours)
+    return timings
+
+
+def report_listing(n: int, timings: dict[str, dict[str, list[float]]]) -> list[Check]:
+    section(f"list(None, limit=10) across every thread: {n:,} checkpoints")
+    line(f"{'':20} {'SqliteSaver':>12} {'OctopodaSaver':>14} {'ratio':>7}")
+    checks = []
+    for name, sides in timings.items():
+        ratio = median(s / o for s, o in zip(sides["sqlite"], sides["octopoda"], strict=True))
+        cells = (
+            f"{median(sides['sqlite']) * 1e3:9.2f} ms {median(sides['octopoda']) * 1e3:11.2f} ms"
+        )
+        line(f"{name:20} {cells} {ratio:7.2f}")
+        checks.append(Check.at_least(f"langchain-list-{n // 1000}k", name, ratio, LIST_TARGET))
+    return checks
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small smoke run; never fails")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--checkpoints", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write results as JSON")
+    parser.add_argument(
+        "--list-sizes",
+        default=None,
+        help="checkpoint counts of the list measurement, comma-separated (0: skip it)",
+    )
     args = parser.parse_args(argv)
     rounds = args.rounds or (2 if args.quick else 7)
     n = args.checkpoints or (60 if args.quick else 300)
@@ -190,6 +299,12 @@ def main(argv: list[str] | None = None) -> int:
         for kind in ("agent", "compact"):
             timings[kind] = measure(kind, rounds, n, Path(tmp))
             checks += report(kind, n, rounds, timings[kind])
+        sizes = [2_000, 10_000] if args.quick else [10_000, 100_000]
+        if args.list_sizes is not None:
+            sizes = [int(x) for x in args.list_sizes.split(",") if int(x) > 0]
+        for size in sizes:
+            timings[f"list-{size}"] = measure_listing(size, rounds, Path(tmp))
+            checks += report_listing(size, timings[f"list-{size}"])
     print()
     for c in checks:
         value = "-" if c.value is None else f"{c.value:.2f}"

@@ -20,6 +20,15 @@ def test_remember_many_is_one_event(agent: AgentRuntime) -> None:
     assert [w["key"] for w in agent.timeline()[0].payload["writes"]] == ["a", "b"]
 
 
+def test_a_triple_gives_its_key_its_own_tags(agent: AgentRuntime) -> None:
+    agent.remember_many([("a", 1), ("b", 2, ["own", "x"]), ("c", 3, [])], tags=["all"])
+    assert [agent.recall(k).tags for k in "abc"] == [("all",), ("own", "x"), ()]
+    assert [i.key for i in agent.search(tags=["own"])] == ["b"]
+    assert [i.key for i in agent.search(tags=["all"])] == ["a"]
+    assert [e.kind for e in agent.timeline()] == ["remember"]
+    assert agent.audit.verify().ok
+
+
 def test_repeated_key_gets_consecutive_versions(agent: AgentRuntime) -> None:
     records = agent.remember_many([("k", 1), ("k", 2)])
     assert [r.version for r in records] == [1, 2]
@@ -32,6 +41,8 @@ def test_repeated_key_gets_consecutive_versions(agent: AgentRuntime) -> None:
         ({"ok": 1, "bad": {1, 2}}, InvalidValue),
         ([("ok", 1), ("", 2)], InvalidInput),
         ([1], InvalidInput),
+        ([("ok", 1, "one string")], InvalidInput),
+        ([("ok", 1, ["t"], "extra")], InvalidInput),
     ],
 )
 def test_bad_item_writes_nothing(agent: AgentRuntime, items: object, error: type) -> None:

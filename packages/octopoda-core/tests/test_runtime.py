@@ -853,6 +853,28 @@ def test_ttl_only_applies_to_its_version(mem: AgentRuntime, clock: FakeClock) ->
     assert mem.recall("k", version=1).value == "permanent"
 
 
+def test_forget_expired_tombstones_only_expired_values(mem: AgentRuntime, clock: FakeClock) -> None:
+    mem.remember("cache/a", 1, ttl=5)
+    mem.remember("cache/b", 2, ttl=50)
+    mem.remember("cache/c", 3)
+    mem.remember("other/d", 4, ttl=5)
+    mem.remember("cache/gone", 5, ttl=5)
+    mem.forget("cache/gone")
+    clock.advance(5)  # a value expires at its expiry time
+    head = head_seq(mem)
+    swept = mem.forget_expired("cache/")
+    assert [(t.key, t.version, t.tombstone) for t in swept] == [("cache/a", 2, True)]
+    assert head_seq(mem) == head + 1
+    event = events(mem)[-1]
+    assert (event.kind, event.payload["reason"]) == ("forget", "expired")
+    assert [h.tombstone for h in mem.recall_history("cache/a")] == [True, False]
+    assert mem.recall("cache/b").value == 2 and mem.recall("cache/c").value == 3
+    with unchanged(mem):
+        assert mem.forget_expired("cache/") == []  # nothing new has expired
+    assert [t.key for t in mem.forget_expired()] == ["other/d"]
+    assert mem.audit.verify().ok
+
+
 @pytest.mark.parametrize(
     "ttl",
     [

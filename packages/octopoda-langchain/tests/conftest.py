@@ -129,6 +129,29 @@ def run_python(python_env: dict[str, str]) -> Callable[..., Any]:
     return run
 
 
+def _hashed_words(texts: list[str]) -> list[list[float]]:
+    """A deterministic, offline embedding: hashed bag of words, normalised (texts sharing
+    words point the same way)."""
+    import hashlib
+    import math
+    import re
+
+    out = []
+    for text in texts:
+        vec = [0.0] * 256
+        for word in re.findall(r"\w+", text.lower()):
+            vec[int(hashlib.sha256(word.encode()).hexdigest(), 16) % 256] += 1.0
+        norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+        out.append([v / norm for v in vec])
+    return out
+
+
+@pytest.fixture
+def hashed_words() -> Callable[[list[str]], list[list[float]]]:
+    """An embedding function for stores with an index (256 dimensions)."""
+    return _hashed_words
+
+
 # -- PostgreSQL ------------------------------------------------------------------------------
 
 ADMIN_URL_ENV = "OCTOPODA_TEST_POSTGRES_URL"

@@ -114,6 +114,96 @@ def test_block_tools_lets_the_model_answer(db_path: str) -> None:
     assert agent.stats().tool_calls == 0
 
 
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_model_that_keeps_calling_a_blocked_tool_is_stopped(
+    db_path: str, use_async: bool
+) -> None:
+    """With on_pause="block_tools", a model that calls blocked tools again and again ran until
+    the graph's recursion limit (about 57 model calls at LangGraph's default limit, here a
+    GraphRecursionError at 40); after max_blocked_calls in a row its next call is not made."""
+    from langchain_core.messages import AIMessage, ToolMessage
+    from octopoda_langchain.testing import tool_call
+
+    agent = AgentRuntime("bot", store=db_path)
+    agent.pause("maintenance window")
+    graph = build(agent, [tool_call("add", {"a": 1, "b": 2})], [adder()], on_pause="block_tools")
+    messages = ask(graph, "add 1 and 2", use_async=use_async)["messages"]
+    blocked = [m for m in messages if isinstance(m, ToolMessage)]
+    assert len(blocked) == 3 and all("was not run" in m.content for m in blocked)
+    final = messages[-1]
+    assert isinstance(final, AIMessage) and not final.tool_calls
+    assert final.content.startswith("Stopped: Octopoda paused agent 'bot' (maintenance window;")
+    assert "called blocked tools 3 times in a row" in final.content
+    assert agent.stats().llm_calls == 3 and agent.stats().tool_calls == 0
+
+    # the streak counts from the user's last message: a new question gets its three calls
+    ask(graph, "and now 2 and 3", use_async=use_async)
+    assert agent.stats().llm_calls == 6
+    # resumed, the same model's calls run
+    agent.resume()
+    one = build(agent, [tool_call("add", {"a": 1, "b": 2}), "3"], [adder()], on_pause="block_tools")
+    assert ask(one, "add", thread="t2")["messages"][-1].content == "3"
+
+
+def test_max_blocked_calls_is_configurable(db_path: str) -> None:
+    from octopoda_langchain.testing import tool_call
+
+    agent = AgentRuntime("bot", store=db_path)
+    agent.pause("maintenance")
+    graph = build(
+        agent,
+        [tool_call("add", {"a": 1, "b": 2})],
+        [adder()],
+        on_pause="block_tools",
+        max_blocked_calls=1,
+    )
+    messages = ask(graph, "add")["messages"]
+    assert "called blocked tools 1 times in a row" in messages[-1].content
+    assert agent.stats().llm_calls == 1
+
+
+@pytest.mark.parametrize("octopoda_inside", [True, False], ids=["after-retry", "before-retry"])
+def test_order_with_tool_retry_middleware(db_path: str, octopoda_inside: bool) -> None:
+    """The documented order: OctopodaMiddleware after ToolRetryMiddleware wraps the tool
+    itself, sees every attempt and pauses after three identical failures. Before it, it sees
+    one failure per model turn, each after all the retries."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from octopoda_langchain import OctopodaMiddleware
+    from octopoda_langchain.testing import ScriptedChatModel, tool_call
+
+    middleware = pytest.importorskip("langchain.agents.middleware")
+    if not hasattr(middleware, "ToolRetryMiddleware"):
+        pytest.skip("this LangChain has no ToolRetryMiddleware")
+    runs: list[str] = []
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a URL."""
+        runs.append(url)
+        raise RuntimeError(f"HTTP 503 from {url}")
+
+    agent = AgentRuntime("bot", store=db_path, policy=LoopPolicy("pause"))
+    retry = middleware.ToolRetryMiddleware(
+        max_retries=6, initial_delay=0.0, backoff_factor=0.0, jitter=False
+    )
+    octopoda = OctopodaMiddleware(agent)
+    graph = create_agent(
+        ScriptedChatModel(script=[tool_call("fetch", {"url": "https://billing"})]),
+        tools=[fetch],
+        middleware=[retry, octopoda] if octopoda_inside else [octopoda, retry],
+    )
+    from langchain_core.messages import HumanMessage
+
+    result = graph.invoke({"messages": [HumanMessage("get it")]}, {"recursion_limit": 100})
+    assert result["messages"][-1].content.startswith("Stopped: Octopoda paused agent 'bot'")
+    assert agent.paused
+    if octopoda_inside:
+        assert len(runs) == 3 and agent.stats().llm_calls == 1
+    else:
+        assert len(runs) == 21 and agent.stats().llm_calls == 3  # 7 attempts x 3 turns
+
+
 def test_records_tool_results_model_usage_and_cost(db_path: str) -> None:
     from octopoda_langchain.testing import tool_call
 

@@ -23,6 +23,13 @@ from octopoda_langchain._keys import (
     unescape,
     write_key,
 )
+from octopoda_langchain._ordering import (
+    ascending,
+    descending,
+    filter_tags,
+    metadata_tags,
+    order_key,
+)
 
 from octopoda import AgentRuntime, ConfigError, InvalidInput
 
@@ -80,6 +87,41 @@ def test_keys_parse_back() -> None:
 # -- audit ------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["1", "2", "10", "1a", "", "1f0e-aa", "1f0e-a", "Ünï", "\U0010ffff", "a/b%"],
+        [str(uuid6(clock_seq=i)) for i in range(20)],
+    ],
+)
+def test_descending_segments_sort_in_reverse(ids: list[str]) -> None:
+    by_bytes = sorted(ids, key=lambda t: t.encode(), reverse=True)
+    assert sorted(ids, key=lambda t: descending(t).encode()) == by_bytes
+    assert all(ascending(descending(t)) == t for t in ids)
+    assert all(set(descending(t)) <= set("0123456789abcdef~") for t in ids)
+
+
+def test_metadata_tags_and_filter_tags_meet() -> None:
+    meta = {"source": "loop", "step": 3, "ok": True, "score": 2.0, "user": {"tier": "gold"}}
+    tags = metadata_tags(meta)
+    assert tags is not None
+    assert set(tags) == {
+        'm:source="loop"',
+        "m:step=3",
+        "m:ok=1",
+        "m:score=2",
+        'm:user.tier="gold"',
+    }
+    for wanted in ({"step": 3.0}, {"ok": 1}, {"user.tier": "gold"}, {"user": {"tier": "gold"}}):
+        assert set(filter_tags(wanted)) <= set(tags), wanted
+    assert filter_tags({"writes": None, "l": [1], "d": {}}) == []  # nothing a tag can say
+    assert metadata_tags(None) is None
+    assert metadata_tags({"long": "x" * 300, "a": 1}) is None
+    assert metadata_tags({f"k{i}": i for i in range(70)}) is None
+    deep = {"a": {"b": {"c": {"d": {"e": 1}}}}, "n": None, "l": [1, 2]}
+    assert metadata_tags(deep) is None
+
+
 def test_every_put_and_put_writes_is_one_audited_event(db_path: str) -> None:
     saver = OctopodaSaver(db_path, agent_id="bot")
     head = saver.agent.audit.head().seq
@@ -91,7 +133,12 @@ def test_every_put_and_put_writes_is_one_audited_event(db_path: str) -> None:
     put_keys = sorted(w["key"] for w in events[0].payload["writes"])
     cid = config["configurable"]["checkpoint_id"]
     assert put_keys == sorted(
-        [checkpoint_key("t1", "", cid), latest_key("t1", ""), run_key("r1", "t1", "", cid)]
+        [
+            checkpoint_key("t1", "", cid),
+            latest_key("t1", ""),
+            run_key("r1", "t1", "", cid),
+            order_key("t1", "", cid),
+        ]
     )
     assert len(events[1].payload["writes"]) == 2
     report = saver.agent.audit.verify()
@@ -151,6 +198,92 @@ def test_list_filters_before_limit_and_all_threads(db_path: str) -> None:
     assert got is not None and got.parent_config == {
         "configurable": {"thread_id": "t1", "checkpoint_ns": "", "checkpoint_id": ids[2]}
     }
+
+
+def test_listing_all_threads_follows_copies_deletes_and_prunes(db_path: str) -> None:
+    """list(None) reads the order index: it must follow every change to the checkpoints,
+    including copies (tagged m:*, checked one by one), deletes, prunes, run deletes and
+    metadata that is not JSON."""
+    saver = OctopodaSaver(db_path)
+
+    def ids(**kw: Any) -> list[tuple[str, int]]:
+        return [
+            (t.config["configurable"]["thread_id"], t.metadata["step"])
+            for t in saver.list(None, **kw)
+        ]
+
+    put_chain(saver, 3, thread="a", run_id="run-a")
+    put_chain(saver, 2, thread="b", run_id="run-b", user={"tier": "gold"})
+    assert ids() == [("b", 1), ("b", 0), ("a", 2), ("a", 1), ("a", 0)]
+    assert ids(filter={"user.tier": "gold"}, limit=1) == [("b", 1)]
+    saver.copy_thread("a", "c")
+    assert ids(filter={"step": 2}) == [("a", 2), ("c", 2)]  # the copy has the same ids
+    assert ids(filter={"run_id": "run-a"}, limit=10)[:2] == [("a", 2), ("c", 2)]
+    saver.delete_thread("b")
+    assert ids(filter={"user.tier": "gold"}) == []
+    saver.prune(["a"], strategy="keep_latest")
+    assert ids(filter={"run_id": "run-a"}) == [("a", 2), ("c", 2), ("c", 1), ("c", 0)]
+    saver.delete_for_runs(["run-a"])
+    assert ids() == []
+    odd = saver.put(cfg("d"), checkpoint(x=1), {"step": 7, "when": {1, 2}}, {})  # not JSON
+    assert [t.config for t in saver.list(None, filter={"step": 7})] == [odd]
+    assert list(saver.list(None, filter={"step": 8})) == []
+    fresh = OctopodaSaver(db_path)  # another saver (its own cache) sees the same
+    assert [t.config for t in fresh.list(None, limit=5)] == [odd]
+    # the same checkpoint put again, its metadata now taggable: listed once, as it is now
+    again = saver.get_tuple(odd)
+    assert again is not None
+    saver.put(cfg("d"), again.checkpoint, {"step": 8}, {})
+    assert [t.metadata["step"] for t in saver.list(None)] == [8]
+    assert list(saver.list(None, filter={"step": 7})) == []
+    assert [t.config for t in saver.list(None, filter={"step": 8})] == [odd]
+
+
+def test_metadata_round_trips_with_writes_and_filters_follow_paths(db_path: str) -> None:
+    """As InMemorySaver and SqliteSaver: metadata comes back as it was put, the ``writes``
+    key included, and ``list(filter=...)`` matches it, dotted keys as paths."""
+    saver = OctopodaSaver(db_path)
+    meta = {"source": "loop", "step": 1, "writes": {"node": {"x": 1}}, "user": {"tier": "gold"}}
+    config = saver.put(cfg(), checkpoint(x=1), meta, {})
+    saver.put(cfg("t2"), checkpoint(x=2), {"source": "loop", "step": 2, "writes": None}, {})
+    got = saver.get_tuple(config)
+    assert got is not None and got.metadata == meta
+    by_writes = list(saver.list(None, filter={"writes": {"node": {"x": 1}}}))
+    assert [t.config for t in by_writes] == [config]
+    assert [t.config for t in saver.list(None, filter={"user.tier": "gold"})] == [config]
+    assert [t.config for t in saver.list(None, filter={"writes.node.x": 1})] == [config]
+    assert len(list(saver.list(None, filter={"writes": None}))) == 1
+    with pytest.raises(ValueError, match="Invalid filter key"):
+        list(saver.list(None, filter={"'; DROP TABLE checkpoints; --": 1}))
+
+
+def test_checkpoints_before_format_4_get_their_parents_sends(db_path: str) -> None:
+    """As LangGraph's PostgresSaver migrates them: a checkpoint of format < 4 (before sends
+    became the TASKS channel) reads its parent's TASKS writes as that channel."""
+    from langgraph.checkpoint.base import create_checkpoint
+    from langgraph.checkpoint.serde.types import TASKS
+
+    saver = OctopodaSaver(db_path)
+    old = empty_checkpoint()
+    old["v"] = 2
+    first = saver.put(cfg(), old, {}, {})
+    saver.put_writes(first, [(TASKS, "send-1"), (TASKS, "send-2")], task_id="task-1")
+    saver.put_writes(first, [(TASKS, "send-3"), ("other", "x")], task_id="task-2")
+    second = saver.put(first, create_checkpoint(old, {}, 1), {}, {})
+    got = saver.get_tuple(second)
+    assert got is not None
+    assert got.checkpoint["channel_values"] == {TASKS: ["send-1", "send-2", "send-3"]}
+    assert TASKS in got.checkpoint["channel_versions"]
+    listed = list(saver.list(cfg()))
+    assert [t.checkpoint["channel_values"] for t in listed] == [
+        {TASKS: ["send-1", "send-2", "send-3"]},
+        {},
+    ]
+    saver.put_writes(second, [(TASKS, "send-4")], task_id="task-3")
+    new = checkpoint(x=1)
+    new["v"] = 4
+    current = saver.put(second, new, {}, {})  # format 4: its sends are its own business
+    assert saver.get_tuple(current).checkpoint["channel_values"] == {"x": 1}  # type: ignore[union-attr]
 
 
 def test_pending_writes_come_back_in_writes_sort_key_order(db_path: str) -> None:
@@ -283,6 +416,50 @@ def test_other_events_of_the_agent_do_not_break_the_cache(db_path: str) -> None:
     agent.forget("note")
     got = saver.get_tuple(cfg())
     assert got is not None and got.config == config
+
+
+def _reads_outside_commits(statements: list[str]) -> list[str]:
+    """The SQL a saver ran besides its commits (BEGIN ... COMMIT: the write and its event)."""
+    out, in_commit = [], False
+    for sql in statements:
+        word = sql.lstrip().split(" ", 1)[0].upper()
+        if word == "BEGIN":
+            in_commit = True
+        elif word in ("COMMIT", "ROLLBACK"):
+            in_commit = False
+        elif not in_commit:
+            out.append(sql)
+    return out
+
+
+def test_a_new_threads_steps_read_nothing_but_the_chain_head(tmp_path: Any) -> None:
+    """The cache's speed: once a new thread's slot was read (it is empty), its steps (put,
+    put_writes, get_tuple) read only the chain head. A saver that finds the thread existing
+    reads each new checkpoint's writes once (they may have been stored before it)."""
+    from octopoda import SqliteStore
+
+    statements: list[str] = []
+    store = SqliteStore(str(tmp_path / "t.db"), tracer=statements.append)
+    saver = OctopodaSaver(AgentRuntime("lg", store=store))
+    config = saver.put(cfg(), checkpoint(step=0), {"step": 0}, {})  # reads the empty slot
+    assert any("lg/t/" in s for s in _reads_outside_commits(statements))
+    for step in range(1, 4):
+        statements.clear()
+        saver.put_writes(config, [("x", step)], f"task-{step}")
+        config = saver.put(config, checkpoint(step=step), {"step": step}, {})
+        got = saver.get_tuple(cfg())
+        assert got is not None and got.config == config and got.pending_writes == []
+        reads = _reads_outside_commits(statements)
+        assert all("FROM agents WHERE id" in s for s in reads), reads
+
+    other = OctopodaSaver(AgentRuntime("lg", store=store))
+    assert other.get_tuple(cfg()) is not None
+    statements.clear()
+    newer = other.put(config, checkpoint(step=9), {"step": 9}, {})
+    other.put_writes(newer, [("x", 9)], "task-9")
+    assert other.get_tuple(cfg()).pending_writes == [("task-9", "x", 9)]  # type: ignore[union-attr]
+    writes_reads = [s for s in _reads_outside_commits(statements) if "/w/" in s]
+    assert len(writes_reads) == 1, writes_reads
 
 
 # -- async ------------------------------------------------------------------------------------

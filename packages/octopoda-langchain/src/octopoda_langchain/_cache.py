@@ -7,6 +7,15 @@ current; moved, the events in between say exactly which threads changed (in this
 any other), and only those are dropped. The saver's own writes move the cache forward
 without a re-read. So a cached answer is never staler than the head read just before it.
 
+Pending writes are known per checkpoint id, independently of the checkpoint: LangGraph's
+async and exit durability hand a saver the writes of a checkpoint before the checkpoint
+itself, so a ``put`` says nothing about writes. A writes entry is the complete set stored for
+that id, from a read of its keys or from this saver's own writes on top of such a set. A slot
+(thread, namespace) whose keys were all read at once (a new thread: the read finds nothing)
+is also *complete above* an id: every write stored for a later id is in the entries, and a
+later id without an entry has none. Losing an entry (LRU) raises that bound past its id;
+another writer's event on the slot drops the slot's knowledge with its entries.
+
 Values are kept serialized (bytes and JSON text) and decoded on every read, so callers
 never share mutable objects with the cache.
 """
@@ -34,9 +43,10 @@ _THREADS = CHECKPOINTS + "t/"
 
 
 class _Lru(OrderedDict[K, V], Generic[K, V]):
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, on_evict: Callable[[K], None] | None = None) -> None:
         super().__init__()
         self.size = size
+        self.on_evict = on_evict
 
     def lookup(self, key: K) -> V | None:
         value = self.get(key)
@@ -48,7 +58,9 @@ class _Lru(OrderedDict[K, V], Generic[K, V]):
         self[key] = value
         self.move_to_end(key)
         while len(self) > self.size:
-            self.popitem(last=False)
+            evicted, _ = self.popitem(last=False)
+            if self.on_evict is not None:
+                self.on_evict(evicted)
 
     def drop_where(self, keep: Callable[[K], bool]) -> None:
         for key in [k for k in self if not keep(k)]:
@@ -68,12 +80,15 @@ class CheckpointCache:
         self.seq = -1  # unknown: nothing cached
         self.latest: _Lru[Slot, str] = _Lru(max(size, 1) * 4)
         self.records: _Lru[Cid, CheckpointRecord] = _Lru(max(size, 1))
-        self.writes: _Lru[Cid, Writes] = _Lru(max(size, 1))
+        self.writes: _Lru[Cid, Writes] = _Lru(max(size, 1), self._lost_writes)
+        # slot -> id: the writes of every later checkpoint id of the slot are in `writes`
+        self.complete_above: _Lru[Slot, str] = _Lru(max(size, 1) * 4)
 
     def clear(self) -> None:
         self.latest.clear()
         self.records.clear()
         self.writes.clear()
+        self.complete_above.clear()
 
     def forget(self, thread_id: str, checkpoint_ns: str | None = None) -> None:
         """Drop what is cached for a thread (one namespace of it, or all)."""
@@ -84,6 +99,36 @@ class CheckpointCache:
         self.latest.drop_where(keep)
         self.records.drop_where(keep)
         self.writes.drop_where(keep)
+        self.complete_above.drop_where(keep)
+
+    # -- pending writes ---------------------------------------------------------------------
+
+    def known_writes(self, cid: Cid) -> Writes | None:
+        """The complete writes of checkpoint ``cid`` if the cache knows them, else None."""
+        found = self.writes.lookup(cid)
+        if found is not None:
+            return found
+        above = self.complete_above.get(cid[:2])
+        if above is not None and cid[2] > above:
+            return {}
+        return None
+
+    def store_writes(self, cid: Cid, writes: Writes) -> None:
+        """Record the complete set of writes stored for ``cid``."""
+        self.writes.store(cid, writes)
+
+    def know_slot(self, slot: Slot, writes: dict[str, Writes]) -> None:
+        """The slot's every write was just read (``writes`` by checkpoint id): from now on a
+        checkpoint id without an entry has none, until an entry is lost."""
+        for checkpoint_id, found in writes.items():
+            self.writes.store((*slot, checkpoint_id), found)
+        if all((*slot, c) in self.writes for c in writes):
+            self.complete_above.store(slot, "")
+
+    def _lost_writes(self, cid: Cid) -> None:
+        above = self.complete_above.get(cid[:2])
+        if above is not None and cid[2] > above:
+            self.complete_above[cid[:2]] = cid[2]
 
     def validate(self, head: int, events_after: Callable[[int, int], Iterable[Event]]) -> None:
         """Bring the cache to ``head``: replay the events since ``seq`` (their written keys)

@@ -154,11 +154,9 @@ def decode_write(value: Any) -> WriteRecord:
 
 
 def checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> dict[str, Any]:
-    """The metadata LangGraph's own savers store: the given metadata plus the run's scalar
-    config values, without the ``writes`` pre-1.0 LangGraph put there."""
-    out = dict(get_checkpoint_metadata(config, metadata))
-    out.pop("writes", None)
-    return out
+    """The metadata LangGraph's own savers store: the given metadata (all of it, ``writes``
+    included) plus the run's scalar config values."""
+    return dict(get_checkpoint_metadata(config, metadata))
 
 
 def ids_of(config: RunnableConfig) -> tuple[str, str, str | None]:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from octopoda import AgentPaused, AgentRuntime, InvalidInput, LoopPolicy
 
@@ -16,6 +16,7 @@ from ._recording import (
     blocked_tool_message,
     check_prices,
     cost_usd,
+    is_blocked_tool_message,
     is_control_flow,
     model_name,
     paused_note,
@@ -51,6 +52,20 @@ def _ai_message(response: Any) -> AIMessage | None:
     return None
 
 
+def blocked_streak(messages: Any) -> int:
+    """Tool calls blocked in a row at the end of the conversation (since the user last
+    spoke, or a tool last ran)."""
+    streak = 0
+    for message in reversed(list(messages or ())):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, ToolMessage):
+            if not is_blocked_tool_message(message):
+                break
+            streak += 1
+    return streak
+
+
 def _with_note(message: ToolMessage, note: str) -> ToolMessage:
     content = message.content
     if isinstance(content, str):
@@ -72,10 +87,18 @@ class OctopodaMiddleware(AgentMiddleware):
       tool-call cap, or ``agent.pause()`` in any process), a tool is not run: the model gets
       a ``ToolMessage`` saying why. With ``on_pause="stop"`` (the default) the model is not
       called either: the run ends with an ``AIMessage`` that says why. ``"block_tools"``
-      only blocks tools and lets the model answer.
+      only blocks tools and lets the model answer; a model that calls blocked tools
+      ``max_blocked_calls`` times in a row (3) is not called again: the run ends as with
+      ``"stop"``, instead of running to the graph's recursion limit.
 
     ``agent``: an ``AgentRuntime`` or an agent id (then ``store`` and ``policy`` open it).
     Sync and async agents both work; async hooks run store I/O in a worker thread.
+
+    Order: list it *after* LangChain's ``ToolRetryMiddleware`` (``middleware=[
+    ToolRetryMiddleware(...), OctopodaMiddleware(agent)]``), so it wraps the tool itself and
+    sees, and can stop, every attempt. Listed before it, it sees one call per model turn
+    whatever the retries: a tool failing the same way ran 21 times (7 attempts x 3 turns)
+    before the pause, against 3 the other way round.
     """
 
     def __init__(
@@ -87,10 +110,17 @@ class OctopodaMiddleware(AgentMiddleware):
         on_pause: OnPause = "stop",
         prices: Prices | None = None,
         record_models: bool = True,
+        max_blocked_calls: int = 3,
     ) -> None:
         super().__init__()
         if on_pause not in ("stop", "block_tools"):
             raise InvalidInput(f"on_pause must be 'stop' or 'block_tools', not {on_pause!r}")
+        if (
+            isinstance(max_blocked_calls, bool)
+            or not isinstance(max_blocked_calls, int)
+            or max_blocked_calls < 1
+        ):
+            raise InvalidInput(f"max_blocked_calls must be an int >= 1, not {max_blocked_calls!r}")
         if isinstance(agent, AgentRuntime):
             self.agent = resolve_runtime(agent, agent.agent_id, policy)[0]
         elif isinstance(agent, str):
@@ -100,6 +130,7 @@ class OctopodaMiddleware(AgentMiddleware):
         self.on_pause: OnPause = on_pause
         self.prices = check_prices(prices)
         self.record_models = record_models
+        self.max_blocked_calls = max_blocked_calls
 
     # -- tools ----------------------------------------------------------------------------
 
@@ -160,8 +191,15 @@ class OctopodaMiddleware(AgentMiddleware):
     # -- models ---------------------------------------------------------------------------
 
     def _stopped(self, request: ModelRequest) -> ModelResponse | None:
+        """The answer instead of a model call: while paused (``on_pause="stop"``), or once
+        the model has called blocked tools ``max_blocked_calls`` times in a row."""
         if self.on_pause != "stop":
-            return None
+            streak = blocked_streak(getattr(request, "messages", None))
+            if streak < self.max_blocked_calls or not self.agent.paused:
+                return None
+            reason = self.agent.stats().pause_reason or "paused"
+            why = f"{reason}; the model called blocked tools {streak} times in a row"
+            return ModelResponse(result=[stopped_message(self.agent.agent_id, None, why)])
         try:
             self.agent.guard_tool_call(f"model:{model_name(None, request.model)}")
         except AgentPaused as exc:

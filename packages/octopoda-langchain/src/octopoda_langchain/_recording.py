@@ -14,6 +14,7 @@ __all__ = [
     "Prices",
     "blocked_tool_message",
     "cost_usd",
+    "is_blocked_tool_message",
     "is_control_flow",
     "model_name",
     "paused_note",
@@ -155,7 +156,15 @@ def blocked_tool_message(tool_call: Mapping[str, Any], exc: AgentPaused) -> Tool
         tool_call_id=str(tool_call.get("id") or ""),
         name=name,
         status="error",
+        response_metadata={"octopoda": {"blocked": True}},
     )
+
+
+def is_blocked_tool_message(message: Any) -> bool:
+    """Whether ``message`` is a :func:`blocked_tool_message` (also once checkpointed)."""
+    meta = getattr(message, "response_metadata", None) or {}
+    octopoda = meta.get("octopoda") if isinstance(meta, dict) else None
+    return isinstance(octopoda, dict) and octopoda.get("blocked") is True
 
 
 def stopped_message(agent_id: str, exc: AgentPaused | None, reason: str) -> AIMessage:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import builtins
-import json
 import random
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, NamedTuple, cast
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -21,6 +19,7 @@ from langgraph.checkpoint.base import (
     PendingWrite,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import TASKS
 
 from octopoda import AgentRuntime, Event, InvalidInput, MemoryItem
 
@@ -38,21 +37,24 @@ from ._codec import (
     ids_of,
     metadata_json,
 )
+from ._lifecycle import Lifecycle, Opening
+from ._ordering import OrderRow, metadata_tags, newest_first, order_key
+from ._search import check_filter, metadata_matches
 from ._target import Target, resolve_runtime, to_thread
+from ._upkeep import SaverUpkeep, scan
 
 __all__ = ["OctopodaSaver"]
 
 DEFAULT_AGENT_ID = "langgraph"
 
 
-def _matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    return all(metadata.get(key) == value for key, value in wanted.items())
+S = TypeVar("S", bound="OctopodaSaver")
 
 
-class _Scan(NamedTuple):
-    records: list[CheckpointRecord]
-    writes: dict[tuple[str, str, str], list[WriteRecord]]
-    keys: list[str]
+def _lookup(
+    writes: Mapping[tuple[str, str, str], list[WriteRecord]], cid: tuple[str, str, str]
+) -> Callable[[], Iterable[WriteRecord]]:
+    return lambda: writes.get(cid, [])
 
 
 def _write_order(write: WriteRecord) -> tuple[str, str, int]:
@@ -60,7 +62,7 @@ def _write_order(write: WriteRecord) -> tuple[str, str, int]:
     return (write.task_path, write.task_id, write.idx)
 
 
-class OctopodaSaver(BaseCheckpointSaver[str]):
+class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
     """A LangGraph checkpointer whose checkpoints are versioned, audited Octopoda memory.
 
     ``store`` is where the checkpoints live: a path or URL (``"agent.db"``,
@@ -78,6 +80,10 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
     checked against the chain head before each read, so other processes' writes are always
     seen (``0`` turns the cache off). Async methods run the blocking store calls in a worker
     thread (``asyncio.to_thread``): they never block the event loop.
+
+    It opens as LangGraph's SQLite and PostgreSQL savers do: ``with`` / ``async with
+    OctopodaSaver.from_conn_string(url) as saver:``, ``with`` / ``async with`` on the saver
+    itself, and ``setup()`` (a no-op, also awaitable).
 
     >>> saver = OctopodaSaver(":memory:")
     >>> graph = builder.compile(checkpointer=saver)  # doctest: +SKIP
@@ -101,16 +107,13 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         self._lock = threading.RLock()
 
     @classmethod
-    @contextmanager
     def from_conn_string(
-        cls, conn_string: str, *, agent_id: str = DEFAULT_AGENT_ID, **kwargs: Any
-    ) -> Iterator[OctopodaSaver]:
-        """A saver on the store at ``conn_string`` (path or URL), closed on exit."""
-        saver = cls(conn_string, agent_id=agent_id, **kwargs)
-        try:
-            yield saver
-        finally:
-            saver.close()
+        cls: type[S], conn_string: str, *, agent_id: str = DEFAULT_AGENT_ID, **kwargs: Any
+    ) -> Opening[S]:
+        """A saver on the store at ``conn_string`` (path or URL), closed on exit: ``with
+        OctopodaSaver.from_conn_string(url) as saver:`` or ``async with ...``, as LangGraph's
+        ``SqliteSaver``, ``PostgresSaver`` and ``AsyncPostgresSaver`` are opened."""
+        return Opening(lambda: cls(conn_string, agent_id=agent_id, **kwargs))
 
     def close(self) -> None:
         """Release the runtime this saver opened (a runtime passed in stays open)."""
@@ -139,7 +142,7 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         found = self.agent.recall(keys.latest_key(thread_id, checkpoint_ns))
         latest = found.value if found and isinstance(found.value, str) else None
         if latest is None:
-            latest = self._scan_latest(thread_id, checkpoint_ns)
+            latest = self._scan_slot(thread_id, checkpoint_ns)
         if latest is not None and cache.enabled:
             cache.latest.store(slot, latest)
         return latest
@@ -149,14 +152,26 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         record = None if latest is None else self._record(thread_id, checkpoint_ns, latest)
         if record is None and latest is not None:  # a stale pointer: its checkpoint is gone
             self._cache.latest.pop((thread_id, checkpoint_ns), None)
-            latest = self._scan_latest(thread_id, checkpoint_ns)
+            latest = self._scan_slot(thread_id, checkpoint_ns)
             record = None if latest is None else self._record(thread_id, checkpoint_ns, latest)
         return record
 
-    def _scan_latest(self, thread_id: str, checkpoint_ns: str) -> str | None:
-        """The newest id by listing the namespace (when the pointer is missing or stale)."""
-        prefix = keys.namespace_prefix(thread_id, checkpoint_ns) + "c/"
-        ids = [keys.unescape(k[len(prefix) :]) for k in self.agent.keys(prefix)]
+    def _scan_slot(self, thread_id: str, checkpoint_ns: str) -> str | None:
+        """The newest id by reading the whole namespace (when the pointer is missing, as for
+        a new thread, or stale); the cache learns every pending write there on the way."""
+        ids: builtins.list[str] = []
+        writes: dict[str, Writes] = {}
+        for item in self.agent.search(keys.namespace_prefix(thread_id, checkpoint_ns), limit=None):
+            parsed = keys.parse_checkpoint_key(item.key)
+            if parsed is None or parsed.checkpoint_id is None:
+                continue
+            if parsed.kind == "c":
+                ids.append(parsed.checkpoint_id)
+            elif parsed.kind == "w":
+                write = decode_write(item.value)
+                writes.setdefault(parsed.checkpoint_id, {})[(write.task_id, write.idx)] = write
+        if self._cache.enabled:
+            self._cache.know_slot((thread_id, checkpoint_ns), writes)
         return max(ids, default=None)
 
     def _record(
@@ -177,12 +192,12 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
     def _writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Writes:
         cache = self._cache
         cid = (thread_id, checkpoint_ns, checkpoint_id)
-        if cache.enabled and (cached := cache.writes.lookup(cid)) is not None:
+        if cache.enabled and (cached := cache.known_writes(cid)) is not None:
             return cached
         items = self.agent.search(keys.writes_prefix(*cid), limit=None)
         writes = self._writes_from(items)
         if cache.enabled:
-            cache.writes.store(cid, writes)
+            cache.store_writes(cid, writes)
         return writes
 
     @staticmethod
@@ -195,22 +210,43 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
 
     # -- reading ------------------------------------------------------------------------------
 
-    def _tuple(self, record: CheckpointRecord, writes: Iterable[WriteRecord]) -> CheckpointTuple:
+    def _tuple(
+        self,
+        record: CheckpointRecord,
+        writes: Iterable[WriteRecord],
+        parent_writes: Callable[[], Iterable[WriteRecord]],
+    ) -> CheckpointTuple:
         serde = self.serde
-        metadata = self._metadata(record)
+        metadata = self.metadata_of(record)
         pending: list[PendingWrite] = [
             (w.task_id, w.channel, serde.loads_typed((w.type, w.data)))
             for w in sorted(writes, key=_write_order)
         ]
         thread_id, ns = record.thread_id, record.checkpoint_ns
         parent = None if not record.parent_id else config_for(thread_id, ns, record.parent_id)
+        checkpoint = serde.loads_typed((record.type, record.data))
+        if checkpoint.get("v", 4) < 4 and record.parent_id:
+            self._migrate_pending_sends(checkpoint, parent_writes())
         return CheckpointTuple(
             config_for(thread_id, ns, record.checkpoint_id),
-            serde.loads_typed((record.type, record.data)),
+            checkpoint,
             cast(CheckpointMetadata, metadata),
             parent,
             pending,
         )
+
+    def _migrate_pending_sends(
+        self, checkpoint: dict[str, Any], parent_writes: Iterable[WriteRecord]
+    ) -> None:
+        """A checkpoint from before LangGraph's format 4 gets its parent's ``Send``s (the
+        ``TASKS`` writes) as the ``TASKS`` channel, as LangGraph's PostgresSaver does."""
+        sends = [w for w in sorted(parent_writes, key=_write_order) if w.channel == TASKS]
+        if not sends:
+            return
+        values = [self.serde.loads_typed((w.type, w.data)) for w in sends]
+        checkpoint.setdefault("channel_values", {})[TASKS] = values
+        versions = checkpoint.setdefault("channel_versions", {})
+        versions[TASKS] = max(versions.values()) if versions else self.get_next_version(None, None)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its ``checkpoint_id``), or the thread's newest."""
@@ -224,7 +260,23 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
             if record is None:
                 return None
             writes = list(self._writes(thread_id, ns, record.checkpoint_id).values())
-        return self._tuple(record, writes)
+            parent_writes = self._parent_writes(record)
+        return self._tuple(record, writes, parent_writes)
+
+    def _parent_writes(self, record: CheckpointRecord) -> Callable[[], Iterable[WriteRecord]]:
+        """The parent's writes, read only if asked (a checkpoint older than format 4): from
+        the cache as the caller's read left it (lock held, synced), else from the store."""
+        cid = (record.thread_id, record.checkpoint_ns, record.parent_id or "")
+        known = self._cache.known_writes(cid) if self._cache.enabled else None
+
+        def read() -> Iterable[WriteRecord]:
+            if known is not None:
+                return list(known.values())
+            with self._lock:
+                self._sync()
+                return list(self._writes(*cid).values())
+
+        return read
 
     def list(
         self,
@@ -236,53 +288,76 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first (by id): of one thread (and namespace, if the config has
         ``checkpoint_ns``), or of every thread for ``config=None``; ``filter`` matches
-        metadata values, ``before`` keeps older ids only, ``limit`` caps the count."""
-        if config is None:
-            prefix, ns_wanted, id_wanted = keys.CHECKPOINTS + "t/", None, None
-        else:
-            conf = config["configurable"]
-            thread_id = str(conf["thread_id"])
-            ns_wanted = conf.get("checkpoint_ns")
-            id_wanted = conf.get("checkpoint_id")
-            prefix = (
-                keys.thread_prefix(thread_id)
-                if ns_wanted is None
-                else keys.namespace_prefix(thread_id, ns_wanted)
-            )
+        metadata values (a dotted key such as ``"user.tier"`` is a path into nested
+        values), ``before`` keeps older ids only, ``limit`` caps the count."""
+        if filter:
+            check_filter(filter)
         before_id = before["configurable"].get("checkpoint_id") if before else None
-        scan = self._scan(prefix)
+        if config is None:
+            yield from self._list_all(filter, before_id, limit)
+            return
+        conf = config["configurable"]
+        thread_id = str(conf["thread_id"])
+        ns_wanted = conf.get("checkpoint_ns")
+        id_wanted = conf.get("checkpoint_id")
+        prefix = (
+            keys.thread_prefix(thread_id)
+            if ns_wanted is None
+            else keys.namespace_prefix(thread_id, ns_wanted)
+        )
+        found = scan(self.agent, prefix)
         chosen = [
             r
-            for r in scan.records
+            for r in found.records
             if (ns_wanted is None or r.checkpoint_ns == ns_wanted)
             and (not id_wanted or r.checkpoint_id == id_wanted)
             and (not before_id or r.checkpoint_id < before_id)
-            and (not filter or _matches(self._metadata(r), filter))
+            and (not filter or metadata_matches(self.metadata_of(r), filter))
         ]
         chosen.sort(key=lambda r: r.checkpoint_id, reverse=True)
         for record in chosen if limit is None else chosen[: max(limit, 0)]:
             slot = (record.thread_id, record.checkpoint_ns, record.checkpoint_id)
-            yield self._tuple(record, scan.writes.get(slot, ()))
+            parent = (record.thread_id, record.checkpoint_ns, record.parent_id or "")
+            yield self._tuple(record, found.writes.get(slot, ()), _lookup(found.writes, parent))
 
-    def _scan(self, prefix: str) -> _Scan:
-        """Every checkpoint record, pending write and key under ``prefix``: one query."""
-        scan = _Scan([], {}, [])
-        for item in self.agent.search(prefix, limit=None):
-            scan.keys.append(item.key)
-            parsed = keys.parse_checkpoint_key(item.key)
-            if parsed is None or parsed.checkpoint_id is None:
+    def _list_all(
+        self, wanted: dict[str, Any] | None, before_id: str | None, limit: int | None
+    ) -> Iterator[CheckpointTuple]:
+        """Every thread's checkpoints newest first, from the order index (``_ordering``):
+        a page of it for a limit, the filter's tags narrowing it in SQL."""
+        left = None if limit is None else max(limit, 0)
+        if left == 0:
+            return
+        last = None
+        for row in newest_first(self.agent, wanted):
+            if before_id and row.checkpoint_id >= before_id:
                 continue
-            if parsed.kind == "c":
-                scan.records.append(decode_checkpoint(item.value))
-            elif parsed.kind == "w":
-                slot = (parsed.thread_id, parsed.checkpoint_ns, parsed.checkpoint_id)
-                scan.writes.setdefault(slot, []).append(decode_write(item.value))
-        return scan
+            if row == last:  # re-put with its metadata now (un)tagged: in both places
+                continue
+            loaded = self._load(row, wanted)
+            if loaded is None:
+                continue
+            last = row
+            yield loaded
+            if left is not None:
+                left -= 1
+                if left == 0:
+                    return
 
-    def _metadata(self, record: CheckpointRecord) -> dict[str, Any]:
-        if isinstance(record.metadata, str):
-            return cast(dict[str, Any], json.loads(record.metadata))
-        return cast(dict[str, Any], self.serde.loads_typed(record.metadata))
+    def _load(self, row: OrderRow, wanted: dict[str, Any] | None) -> CheckpointTuple | None:
+        """The checkpoint an order row names, if it (still) exists and matches ``wanted``
+        (the row's tags only made it a candidate)."""
+        thread_id, ns, checkpoint_id = row.thread_id, row.checkpoint_ns, row.checkpoint_id
+        with self._lock:
+            self._sync()
+            record = self._record(thread_id, ns, checkpoint_id)
+            if record is None:
+                return None
+            writes = list(self._writes(thread_id, ns, checkpoint_id).values())
+            parent_writes = self._parent_writes(record)
+        if wanted and not metadata_matches(self.metadata_of(record), wanted):
+            return None
+        return self._tuple(record, writes, parent_writes)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -293,8 +368,9 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint: one audited event (the record, the thread's newest-id pointer
-        and, when the metadata has a ``run_id``, the run index)."""
+        """Store a checkpoint: one audited event (the record, the thread's newest-id pointer,
+        its order key for listing all threads, tagged with the metadata's values
+        (``_ordering``), and, when the metadata has a ``run_id``, the run index)."""
         thread_id, ns, parent_id = ids_of(config)
         checkpoint_id = checkpoint["id"]
         type_, data = self.serde.dumps_typed(checkpoint)
@@ -309,12 +385,16 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
             data,
             meta_text if meta_text is not None else self.serde.dumps_typed(meta),
         )
-        pairs: list[tuple[str, Any]] = [
+        json_meta = meta if meta_text is not None else None
+        pairs: list[tuple[str, Any] | tuple[str, Any, list[str]]] = [
             (
                 keys.checkpoint_key(thread_id, ns, checkpoint_id),
-                encode_checkpoint(record, meta if meta_text is not None else None),
-            )
+                encode_checkpoint(record, json_meta),
+            ),
         ]
+        tags = metadata_tags(json_meta)
+        order = order_key(thread_id, ns, checkpoint_id, tagged=tags is not None)
+        pairs.append((order, 1, tags or []))
         run_id = meta.get("run_id")
         if isinstance(run_id, str) and run_id:
             pairs.append((keys.run_key(run_id, thread_id, ns, checkpoint_id), 1))
@@ -327,12 +407,11 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
             written = self.agent.remember_many(pairs)
             cache = self._cache
             if cache.enabled and cache.advance(written[0].seq):
-                cid = (thread_id, ns, checkpoint_id)
-                cache.records.store(cid, record)
+                # The checkpoint says nothing about its pending writes: they may have been
+                # stored before it (async durability); the cache knows them or it does not.
+                cache.records.store((thread_id, ns, checkpoint_id), record)
                 if newest:
                     cache.latest.store((thread_id, ns), checkpoint_id)
-                if previous is None or checkpoint_id > previous:
-                    cache.writes.store(cid, {})  # a new checkpoint has no writes yet
         return config_for(thread_id, ns, checkpoint_id)
 
     def put_writes(
@@ -377,118 +456,7 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
             if cache.enabled and cache.advance(written[0].seq):
                 updated = dict(existing)
                 updated.update(((r.task_id, r.idx), r) for r in records)
-                cache.writes.store((thread_id, ns, checkpoint_id), updated)
-
-    # -- deleting and copying -------------------------------------------------------------------
-
-    def _forget(self, doomed: Iterable[str], repoint: Mapping[str, str] | None = None) -> None:
-        """Tombstone ``doomed`` keys (one event), then move latest pointers (one more)."""
-        with self._lock:
-            doomed = list(dict.fromkeys(doomed))
-            if doomed:
-                self.agent.forget_many(doomed)
-            if repoint:
-                self.agent.remember_many(list(repoint.items()))
-            self._cache.clear()
-            self._cache.seq = -1
-
-    def _run_keys(self, records: Iterable[CheckpointRecord]) -> builtins.list[str]:
-        out = []
-        for record in records:
-            run_id = self._run_id(record)
-            if run_id:
-                out.append(
-                    keys.run_key(
-                        run_id, record.thread_id, record.checkpoint_ns, record.checkpoint_id
-                    )
-                )
-        return out
-
-    def _run_id(self, record: CheckpointRecord) -> str | None:
-        run_id = self._metadata(record).get("run_id")
-        return run_id if isinstance(run_id, str) and run_id else None
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint and write of a thread (all namespaces): one event."""
-        scan = self._scan(keys.thread_prefix(str(thread_id)))
-        self._forget([*scan.keys, *self._run_keys(scan.records)])
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints (and their writes) that runs ``run_ids`` created."""
-        doomed: builtins.list[str] = []
-        hit: dict[tuple[str, str], set[str]] = {}
-        for run_id in run_ids:
-            prefix = keys.run_prefix(str(run_id))
-            for key in self.agent.keys(prefix):
-                parsed = keys.parse_checkpoint_key(key)
-                if parsed is None or parsed.checkpoint_id is None:
-                    continue
-                t, ns, cid = parsed.thread_id, parsed.checkpoint_ns, parsed.checkpoint_id
-                doomed.append(key)
-                doomed.append(keys.checkpoint_key(t, ns, cid))
-                doomed.extend(self.agent.keys(keys.writes_prefix(t, ns, cid)))
-                hit.setdefault((t, ns), set()).add(cid)
-        repoint: dict[str, str] = {}
-        for (t, ns), gone in hit.items():
-            prefix = keys.namespace_prefix(t, ns) + "c/"
-            left = [keys.unescape(k[len(prefix) :]) for k in self.agent.keys(prefix)]
-            left = [cid for cid in left if cid not in gone]
-            pointer = keys.latest_key(t, ns)
-            if left:
-                repoint[pointer] = max(left)
-            else:
-                doomed.append(pointer)
-        self._forget(doomed, repoint)
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of a thread to another thread id: one event."""
-        source, target = str(source_thread_id), str(target_thread_id)
-        prefix = keys.thread_prefix(source)
-        pairs: builtins.list[tuple[str, Any]] = []
-        for item in self.agent.search(prefix, limit=None):
-            parsed = keys.parse_checkpoint_key(item.key)
-            if parsed is None:
-                continue
-            new_key = keys.thread_prefix(target) + item.key[len(prefix) :]
-            value = item.value
-            if parsed.kind == "c":
-                value = dict(value, thread_id=target)
-                record = decode_checkpoint(value)
-                pairs.extend((k, 1) for k in self._run_keys([record]))
-            pairs.append((new_key, value))
-        if pairs:
-            with self._lock:
-                self.agent.remember_many(pairs)
-                self._cache.clear()
-                self._cache.seq = -1
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """``keep_latest``: keep each namespace's newest checkpoint (and its writes) only;
-        ``delete``: delete the threads."""
-        if strategy not in ("keep_latest", "delete"):
-            raise InvalidInput(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")
-        doomed: builtins.list[str] = []
-        for thread_id in thread_ids:
-            scan = self._scan(keys.thread_prefix(str(thread_id)))
-            if strategy == "delete":
-                doomed.extend([*scan.keys, *self._run_keys(scan.records)])
-                continue
-            newest: dict[str, str] = {}
-            for r in scan.records:
-                if r.checkpoint_id > newest.get(r.checkpoint_ns, ""):
-                    newest[r.checkpoint_ns] = r.checkpoint_id
-            old = [r for r in scan.records if r.checkpoint_id != newest[r.checkpoint_ns]]
-            gone = {(r.checkpoint_ns, r.checkpoint_id) for r in old}
-            for key in scan.keys:
-                parsed = keys.parse_checkpoint_key(key)
-                if (
-                    parsed is not None
-                    and parsed.kind in ("c", "w")
-                    and (parsed.checkpoint_ns, parsed.checkpoint_id) in gone
-                ):
-                    doomed.append(key)
-            doomed.extend(self._run_keys(old))
-        self._forget(doomed)
+                cache.store_writes((thread_id, ns, checkpoint_id), updated)
 
     # -- versions -------------------------------------------------------------------------------
 
@@ -538,15 +506,3 @@ class OctopodaSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         await to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await to_thread(self.delete_thread, thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await to_thread(self.delete_for_runs, run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await to_thread(self.prune, thread_ids, strategy=strategy)

@@ -6,22 +6,70 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-__all__ = ["bm25", "cosine", "matches", "string_leaves", "tokenize"]
+from octopoda import InvalidInput
+
+__all__ = [
+    "bm25",
+    "check_filter",
+    "cosine",
+    "lookup",
+    "matches",
+    "metadata_matches",
+    "similarity",
+    "string_leaves",
+    "tokenize",
+]
 
 _WORD = re.compile(r"\w+")
+_FILTER_KEY = re.compile(r"[A-Za-z0-9_.-]+")
 K1 = 1.2
 B = 0.75
 
 
+def check_filter(wanted: Any) -> dict[str, Any]:
+    """``wanted`` if it is a filter: a dict whose keys are letters, digits, ``_``, ``-`` and
+    ``.`` (the keys LangGraph's SQLite and PostgreSQL backends accept)."""
+    if not isinstance(wanted, dict):
+        raise InvalidInput(f"a filter is a dict of keys and values, not {wanted!r}")
+    for key in wanted:
+        if not isinstance(key, str) or not _FILTER_KEY.fullmatch(key):
+            raise InvalidInput(
+                f"Invalid filter key: {key!r}. Filter keys contain only letters, digits,"
+                " '_', '-' and '.'; a dotted key such as 'user.tier' is a path into nested"
+                " values"
+            )
+    return wanted
+
+
+def lookup(value: Any, key: str) -> Any:
+    """``value[key]``, or for a dotted key the nested value it names (``"user.tier"``), as
+    LangGraph's SQL backends read ``$.user.tier``; None when there is none."""
+    if not isinstance(value, dict):
+        return None
+    if key in value:
+        return value[key]
+    node = value
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def matches(value: Any, wanted: dict[str, Any]) -> bool:
-    """LangGraph's filter semantics: exact values (nested dicts and lists compared field by
-    field) and the operators ``$eq $ne $gt $gte $lt $lte``."""
+    """LangGraph's store filter semantics: exact values (nested dicts and lists compared field
+    by field) and the operators ``$eq $ne $gt $gte $lt $lte``; dotted keys are paths."""
     if not isinstance(value, dict):
         return False
-    return all(_compare(value.get(key), expected) for key, expected in wanted.items())
+    return all(_compare(lookup(value, key), expected) for key, expected in wanted.items())
+
+
+def metadata_matches(metadata: Any, wanted: dict[str, Any]) -> bool:
+    """A checkpointer's metadata filter: every key (dotted keys are paths) has that value."""
+    return all(bool(lookup(metadata, key) == expected) for key, expected in wanted.items())
 
 
 def _compare(actual: Any, expected: Any) -> bool:
@@ -110,3 +158,26 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     na = math.sqrt(sum(x * x for x in a))
     nb = math.sqrt(sum(y * y for y in b))
     return dot / (na * nb) if na and nb else 0.0
+
+
+def _neg_l2(a: Sequence[float], b: Sequence[float]) -> float:
+    return -math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b, strict=False)))
+
+
+def _inner(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=False))
+
+
+_SIMILARITIES = {"cosine": cosine, "l2": _neg_l2, "inner_product": _inner}
+
+
+def similarity(distance_type: str) -> Callable[[Sequence[float], Sequence[float]], float]:
+    """The score of a vector against a query for an index's ``distance_type``, higher is
+    closer (as LangGraph's PostgresStore scores): cosine similarity, the negated Euclidean
+    distance, or the inner product."""
+    try:
+        return _SIMILARITIES[distance_type]
+    except KeyError:
+        raise InvalidInput(
+            f"unsupported distance_type {distance_type!r}; use 'cosine', 'l2' or 'inner_product'"
+        ) from None

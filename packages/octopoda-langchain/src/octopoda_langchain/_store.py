@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from langgraph.store.base import (
     BaseStore,
@@ -23,13 +25,17 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from octopoda import AgentRuntime, InvalidInput
+from octopoda import AgentRuntime, InvalidInput, MemoryItem
 
 from . import _keys as keys
-from ._search import bm25, cosine, matches, string_leaves
+from ._batching import Coalescer
+from ._lifecycle import Lifecycle, Opening
+from ._search import bm25, check_filter, cosine, matches, similarity, string_leaves
 from ._target import Target, resolve_runtime, to_thread
 
 __all__ = ["OctopodaStore"]
+
+S = TypeVar("S", bound="OctopodaStore")
 
 REFRESH_FRACTION = 0.01
 """A read refreshes an item's TTL once at least this share of the TTL has passed since its
@@ -46,8 +52,10 @@ def _when(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=timezone.utc)
 
 
-def _check_labels(namespace: tuple[str, ...], *, allow_empty: bool = True) -> None:
-    if not isinstance(namespace, tuple):
+def _check_labels(namespace: Sequence[str], *, allow_empty: bool = True) -> None:
+    """LangGraph's label rules (``validate_op_namespace``): a tuple (or list) of non-empty
+    strings without periods or NUL characters; ``*`` in a match path is such a label."""
+    if not isinstance(namespace, (tuple, list)):
         raise InvalidNamespaceError(f"a namespace is a tuple of strings, not {namespace!r}")
     if not namespace and not allow_empty:
         raise InvalidNamespaceError("Namespace cannot be empty.")
@@ -60,26 +68,46 @@ def _check_labels(namespace: tuple[str, ...], *, allow_empty: bool = True) -> No
 
 
 def _validate(op: Op) -> None:
+    """What ``batch`` refuses. The ``"langgraph"`` root label is the public ``put``'s rule
+    (``BaseStore.put`` checks it); LangGraph's stores accept it through ``batch``."""
     if isinstance(op, PutOp):
         _check_labels(op.namespace, allow_empty=False)
-        if op.namespace[0] == "langgraph":
-            raise InvalidNamespaceError(
-                f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
-            )
     elif isinstance(op, GetOp):
         _check_labels(op.namespace)
     elif isinstance(op, SearchOp):
         _check_labels(op.namespace_prefix)
+        if op.filter:
+            check_filter(op.filter)
     elif isinstance(op, ListNamespacesOp):
         for condition in op.match_conditions or ():
-            if not all(isinstance(label, str) for label in condition.path):
-                raise InvalidNamespaceError(f"invalid match path {condition.path!r}")
+            if condition.match_type not in ("prefix", "suffix"):
+                raise InvalidInput(
+                    f"unsupported namespace match type {condition.match_type!r};"
+                    " use 'prefix' or 'suffix'"
+                )
+            _check_labels(_path(condition))
     else:
         raise InvalidInput(f"unknown store operation {type(op).__name__}")
 
 
-def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+def _tokens(path: str) -> Any:
+    """A field path as ``get_text_at_path`` takes it: ``"$"`` (the whole value) as is."""
+    if path == "$":
+        return path
+    from langgraph.store.base.embed import tokenize_path
+
+    return tokenize_path(path)
+
+
+def _path(condition: MatchCondition) -> tuple[str, ...]:
+    """A match condition's labels; a bare string (``MatchCondition("suffix", "public")``)
+    is one label."""
     path = condition.path
+    return (path,) if isinstance(path, str) else tuple(path)
+
+
+def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = _path(condition)
     if len(namespace) < len(path):
         return False
     if condition.match_type == "prefix":
@@ -91,7 +119,13 @@ def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) ->
     return all(p == "*" or n == p for n, p in pairs)
 
 
-class OctopodaStore(BaseStore):
+def _finished() -> Future[None]:
+    done: Future[None] = Future()
+    done.set_result(None)
+    return done
+
+
+class OctopodaStore(BaseStore, Lifecycle):
     """LangGraph long-term memory (``create_agent(store=...)``, ``get_store()`` in tools) on
     Octopoda: every put and delete is a versioned, audited write of the agent ``agent_id``
     (or of the ``AgentRuntime`` passed as ``store``).
@@ -100,11 +134,17 @@ class OctopodaStore(BaseStore):
     the whole history of an item is ``agent.recall_history(key)``. ``search`` supports
     ``filter`` (exact values and ``$eq $ne $gt $gte $lt $lte``), ``limit``, ``offset`` and
     ``query``: ranked by meaning when ``index`` (LangGraph's ``IndexConfig``: ``embed``,
-    ``dims``, ``fields``) is given, else lexically (BM25 over the item's text fields; only
-    items that contain a query word are returned). TTLs (minutes, per item or
+    ``dims``, ``fields``, default ``["$"]``, the whole value) is given, else lexically (BM25
+    over the item's text fields, then the items without a query word, unscored, as
+    LangGraph's stores return every item for a query without an index). Filter
+    keys may be dotted paths (``"user.tier"``). TTLs (minutes, per item or
     ``ttl={"default_ttl": ...}``) use Octopoda's expiry: an expired item is gone from every
-    read at once; a read with ``refresh_ttl`` writes the item again with a fresh expiry.
-    ``clock`` (tests): the time source, the same one the ``AgentRuntime`` was given.
+    read at once (``sweep_ttl()`` writes its tombstone); with ``ttl={"refresh_on_read":
+    True}``, as in LangGraph's SQLite store, a read with ``refresh_ttl`` writes the item again
+    with a fresh expiry. ``clock`` (tests): the time source, the same one the
+    ``AgentRuntime`` was given. Open it as LangGraph's stores are opened: ``with
+    OctopodaStore.from_conn_string(url) as store:`` (or ``async with``); ``setup()`` is a
+    no-op.
     """
 
     supports_ttl = True
@@ -121,21 +161,74 @@ class OctopodaStore(BaseStore):
         self.agent: AgentRuntime
         """The Octopoda agent whose memory holds the items."""
         self.agent, self._owns_agent = resolve_runtime(store, agent_id)
+        self._lock = threading.RLock()  # one batch at a time: reads, then their writes
+        self._coalescer = Coalescer(self._abatch_now)
         self.ttl_config = ttl
         self.index_config = index
         self._clock = clock or time.time
-        self._embeddings: Any = None
+        self._similarity: Callable[[Sequence[float], Sequence[float]], float] = cosine
+        self.embeddings: Any = None
+        """The ``Embeddings`` of the index config (None without one), as LangGraph's stores."""
         self._fields: list[tuple[str, Any]] = []
+        self._refresh_on_read = bool(ttl and ttl.get("refresh_on_read", False))
         if index is not None:
-            from langgraph.store.base.embed import ensure_embeddings, tokenize_path
+            from langgraph.store.base.embed import ensure_embeddings
 
-            self._embeddings = ensure_embeddings(index.get("embed"))
-            self._fields = [(f, tokenize_path(f)) for f in index.get("fields") or ["$"]]
+            self.embeddings = ensure_embeddings(index.get("embed"))
+            self._similarity = similarity(str(index.get("distance_type") or "cosine"))
+            # "fields" (IndexConfig); LangGraph's SqliteStore reads "text_fields" instead
+            config: dict[str, Any] = dict(index)
+            fields: list[str] = config.get("fields") or config.get("text_fields") or ["$"]
+            self._fields = [(f, _tokens(f)) for f in fields]
+
+    @classmethod
+    def from_conn_string(
+        cls: type[S],
+        conn_string: str,
+        *,
+        agent_id: str = "langgraph",
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        **kwargs: Any,
+    ) -> Opening[S]:
+        """A store on ``conn_string`` (path or URL), closed on exit: ``with
+        OctopodaStore.from_conn_string(url) as store:`` or ``async with ...``, as LangGraph's
+        ``SqliteStore`` and ``PostgresStore`` are opened."""
+        return Opening(lambda: cls(conn_string, agent_id=agent_id, index=index, ttl=ttl, **kwargs))
 
     def close(self) -> None:
         """Release the runtime this store opened (a runtime passed in stays open)."""
         if self._owns_agent:
             self.agent.close()
+
+    # -- TTL sweeping, as LangGraph's SQL stores offer it ---------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Tombstone the items whose TTL has passed (one audited event); how many. They read
+        as gone the moment they expire, so this only puts the expiry in the history."""
+        return self._sweep()
+
+    async def asweep_ttl(self) -> int:
+        return await to_thread(self._sweep)
+
+    def _sweep(self) -> int:
+        with self._lock:
+            return len(self.agent.forget_expired(keys.STORE))
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Future[None]:
+        """No thread is started: expired items read as gone at once, so no sweep is needed
+        for correctness (call :meth:`sweep_ttl` to record expiries). A finished future."""
+        return _finished()
+
+    async def astart_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Future[None]:
+        return _finished()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Nothing runs, so nothing to stop: True."""
+        return True
+
+    async def astop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        return True
 
     def __repr__(self) -> str:
         return f"OctopodaStore(agent={self.agent.agent_id!r}, store={self.agent.store.url!r})"
@@ -148,18 +241,22 @@ class OctopodaStore(BaseStore):
             _validate(op)
         texts = self._texts_to_embed(ops)
         queries = self._queries_to_embed(ops)
-        vectors = self._embeddings.embed_documents(texts) if texts else []
-        query_vectors = [self._embeddings.embed_query(q) for q in queries]
+        vectors = self.embeddings.embed_documents(texts) if texts else []
+        query_vectors = [self.embeddings.embed_query(q) for q in queries]
         return self._execute(ops, vectors, dict(zip(queries, query_vectors, strict=True)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """As ``batch``; concurrent calls run together as one batch (see ``_batching``)."""
         ops = list(ops)
         for op in ops:
             _validate(op)
+        return await self._coalescer.submit(ops)
+
+    async def _abatch_now(self, ops: list[Op]) -> list[Result]:
         texts = self._texts_to_embed(ops)
         queries = self._queries_to_embed(ops)
-        vectors = await self._embeddings.aembed_documents(texts) if texts else []
-        query_vectors = [await self._embeddings.aembed_query(q) for q in queries]
+        vectors = await self.embeddings.aembed_documents(texts) if texts else []
+        query_vectors = [await self.embeddings.aembed_query(q) for q in queries]
         by_query = dict(zip(queries, query_vectors, strict=True))
         return await to_thread(self._execute, ops, vectors, by_query)
 
@@ -168,13 +265,11 @@ class OctopodaStore(BaseStore):
     def _paths(self, op: PutOp) -> list[tuple[str, Any]]:
         if op.index is None or op.index is False:
             return self._fields if op.index is None else []
-        from langgraph.store.base.embed import tokenize_path
-
-        return [(f, tokenize_path(f)) for f in op.index]
+        return [(f, _tokens(f)) for f in op.index]
 
     def _put_texts(self, op: PutOp) -> list[tuple[str, str]]:
         """``(path, text)`` pairs of a put to embed, in order."""
-        if self._embeddings is None or op.value is None or op.index is False:
+        if self.embeddings is None or op.value is None or op.index is False:
             return []
         from langgraph.store.base.embed import get_text_at_path
 
@@ -198,7 +293,7 @@ class OctopodaStore(BaseStore):
         return [t for op in self._last_puts(ops).values() for _, t in self._put_texts(op)]
 
     def _queries_to_embed(self, ops: Sequence[Op]) -> list[str]:
-        if self._embeddings is None:
+        if self.embeddings is None:
             return []
         found = {op.query for op in ops if isinstance(op, SearchOp) and op.query}
         return sorted(found)
@@ -211,20 +306,28 @@ class OctopodaStore(BaseStore):
         vectors: Sequence[Sequence[float]],
         query_vectors: dict[str, Sequence[float]],
     ) -> list[Result]:
-        now = self._clock()
-        results: list[Result] = []
-        refresh: dict[str, _Entry] = {}
-        for op in ops:
-            if isinstance(op, GetOp):
-                results.append(self._get(op, now, refresh))
-            elif isinstance(op, SearchOp):
-                results.append(self._search(op, now, refresh, query_vectors))
-            elif isinstance(op, ListNamespacesOp):
-                results.append(self._list_namespaces(op))
-            else:
-                results.append(None)
-        self._write(self._last_puts(ops), list(vectors), refresh, now)
-        return results
+        with self._lock:
+            now = self._clock()
+            results: list[Result] = []
+            refresh: dict[str, _Entry] = {}
+            scans: dict[str, list[MemoryItem]] = {}  # prefix -> items, read once a batch
+            for op in ops:
+                if isinstance(op, GetOp):
+                    results.append(self._get(op, now, refresh))
+                elif isinstance(op, SearchOp):
+                    results.append(self._search(op, now, refresh, query_vectors, scans))
+                elif isinstance(op, ListNamespacesOp):
+                    results.append(self._list_namespaces(op, scans))
+                else:
+                    results.append(None)
+            self._write(self._last_puts(ops), list(vectors), refresh, now)
+            return results
+
+    def _scan(self, prefix: str, scans: dict[str, list[MemoryItem]]) -> list[MemoryItem]:
+        found = scans.get(prefix)
+        if found is None:
+            found = scans[prefix] = self.agent.search(prefix, limit=None)
+        return found
 
     def _get(self, op: GetOp, now: float, refresh: dict[str, _Entry]) -> Item | None:
         key = keys.store_key(op.namespace, op.key)
@@ -232,7 +335,7 @@ class OctopodaStore(BaseStore):
         if not found or not isinstance(found.value, dict) or "value" not in found.value:
             return None
         entry = _Entry(op.namespace, op.key, found.value)
-        if op.refresh_ttl:
+        if op.refresh_ttl and self._refresh_on_read:
             self._maybe_refresh(key, entry, found.created_at or now, now, refresh)
         return self._item(entry)
 
@@ -258,9 +361,11 @@ class OctopodaStore(BaseStore):
         if minutes and now - written_at >= minutes * 60.0 * REFRESH_FRACTION:
             refresh[key] = entry
 
-    def _entries(self, prefix: tuple[str, ...]) -> list[tuple[str, float, _Entry]]:
+    def _entries(
+        self, prefix: tuple[str, ...], scans: dict[str, list[MemoryItem]]
+    ) -> list[tuple[str, float, _Entry]]:
         out = []
-        for item in self.agent.search(keys.store_prefix(prefix), limit=None):
+        for item in self._scan(keys.store_prefix(prefix), scans):
             parsed = keys.parse_store_key(item.key)
             env = item.value
             if parsed is None or not isinstance(env, dict) or "value" not in env:
@@ -274,10 +379,11 @@ class OctopodaStore(BaseStore):
         now: float,
         refresh: dict[str, _Entry],
         query_vectors: dict[str, Sequence[float]],
+        scans: dict[str, list[MemoryItem]],
     ) -> list[SearchItem]:
         found = [
             row
-            for row in self._entries(op.namespace_prefix)
+            for row in self._entries(tuple(op.namespace_prefix), scans)
             if not op.filter or matches(row[2].envelope["value"], op.filter)
         ]
         if op.query:
@@ -286,7 +392,7 @@ class OctopodaStore(BaseStore):
             found.sort(key=lambda r: (-r[2].envelope.get("updated_at", 0.0), r[0]))
             ranked = [(row, None) for row in found]
         page = ranked[op.offset : op.offset + op.limit]
-        if op.refresh_ttl:
+        if op.refresh_ttl and self._refresh_on_read:
             for (key, written_at, entry), _ in page:
                 self._maybe_refresh(key, entry, written_at, now, refresh)
         return [
@@ -306,43 +412,51 @@ class OctopodaStore(BaseStore):
             for row in rows:
                 stored = row[2].envelope.get("vectors") or {}
                 if stored:
-                    best = max(cosine(query_vector, v) for v in stored.values())
+                    best = max(self._similarity(query_vector, v) for v in stored.values())
                     scored.append((row, best))
                 else:
                     unscored.append((row, None))
             scored.sort(key=lambda pair: (-(pair[1] or 0.0), pair[0][0]))
             return scored + unscored
+        # Without an index, LangGraph's stores ignore the query and return every item; ours
+        # ranks the items that contain a query word first (BM25) and returns the rest after
+        # them, unscored, newest first.
         searchable = [row for row in rows if row[2].envelope.get("index") is not False]
         documents = [self._lexical_texts(row[2].envelope) for row in searchable]
         scores = bm25(query, documents)
         lexical = [(row, s) for row, s in zip(searchable, scores, strict=True) if s > 0]
         lexical.sort(key=lambda pair: (-pair[1], pair[0][0]))
-        return [(row, round(score, 6)) for row, score in lexical]
+        ranked = {row[0] for row, _ in lexical}
+        rest = [row for row in rows if row[0] not in ranked]
+        rest.sort(key=lambda r: (-r[2].envelope.get("updated_at", 0.0), r[0]))
+        return [(row, round(score, 6)) for row, score in lexical] + [(row, None) for row in rest]
 
     def _lexical_texts(self, envelope: dict[str, Any]) -> list[str]:
         fields = envelope.get("index")
         value = envelope["value"]
         if not isinstance(fields, list) and self.index_config is None:
             return string_leaves(value)
-        from langgraph.store.base.embed import get_text_at_path, tokenize_path
+        from langgraph.store.base.embed import get_text_at_path
 
         paths = fields if isinstance(fields, list) else [f for f, _ in self._fields]
-        return [t for path in paths for t in get_text_at_path(value, tokenize_path(path))]
+        return [t for path in paths for t in get_text_at_path(value, _tokens(path))]
 
-    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+    def _list_namespaces(
+        self, op: ListNamespacesOp, scans: dict[str, list[MemoryItem]]
+    ) -> list[tuple[str, ...]]:
         prefix: tuple[str, ...] = ()
         for condition in op.match_conditions or ():
             if condition.match_type == "prefix":
                 fixed = []
-                for label in condition.path:
+                for label in _path(condition):
                     if label == "*":
                         break
                     fixed.append(label)
                 prefix = tuple(fixed)
                 break
         found = set()
-        for key in self.agent.keys(keys.store_prefix(prefix)):
-            parsed = keys.parse_store_key(key)
+        for item in self._scan(keys.store_prefix(prefix), scans):
+            parsed = keys.parse_store_key(item.key)
             if parsed is None:
                 continue
             namespace = parsed[0]

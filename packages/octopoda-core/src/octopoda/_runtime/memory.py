@@ -71,14 +71,15 @@ class MemoryMixin(RuntimeBase):
 
     def remember_many(
         self,
-        items: Mapping[str, Any] | Iterable[tuple[str, Any]],
+        items: Mapping[str, Any] | Iterable[tuple[str, Any] | tuple[str, Any, Iterable[str]]],
         *,
         tags: Iterable[str] | None = None,
         ttl: float | timedelta | None = None,
     ) -> list[VersionRecord]:
         """Store several values in one transaction and one audited event (all or nothing).
 
-        A key given twice gets two consecutive versions, in order.
+        A key given twice gets two consecutive versions, in order. A ``(key, value, tags)``
+        triple gives that key its own tags instead of ``tags``.
         """
         pairs = list(items.items() if isinstance(items, Mapping) else items)
         tag_tuple = validate_tags(tags)
@@ -87,9 +88,10 @@ class MemoryMixin(RuntimeBase):
         expires_at = None if ttl_seconds is None else round(now + ttl_seconds, 6)
         writes = []
         for pair in pairs:
-            if not isinstance(pair, tuple) or len(pair) != 2:
+            if not isinstance(pair, tuple) or len(pair) not in (2, 3):
                 raise InvalidInput(
-                    f"remember_many takes a mapping or (key, value) pairs, not {pair!r}"
+                    "remember_many takes a mapping, (key, value) pairs or (key, value, tags)"
+                    f" triples, not {pair!r}"
                 )
             key = validate_key(pair[0])
             encoded = encode_value(pair[1])
@@ -100,7 +102,7 @@ class MemoryMixin(RuntimeBase):
                     encoded.encoding,
                     encoded.data,
                     encoded.sha256,
-                    tag_tuple,
+                    validate_tags(pair[2]) if len(pair) == 3 else tag_tuple,
                     expires_at,
                 )
             )
@@ -259,6 +261,25 @@ class MemoryMixin(RuntimeBase):
             return [r.key for r in self._store.current(self._ns, now=now) if r.created_at < cutoff]
 
         return self._tombstones(stale, {"reason": "stale", "max_age_seconds": max_age})
+
+    def forget_expired(self, prefix: str = "") -> list[VersionRecord]:
+        """Tombstone every key (under ``prefix``) whose current value has expired, in one
+        transaction: the sweep of a TTL store. Expired values read as not found already;
+        the tombstones put the expiry in the history and the audit trail. Returns them."""
+        prefix = validate_prefix(prefix)
+
+        def expired(now: float) -> list[str]:
+            rows = self._store.current(self._ns, prefix=prefix, now=now, include_dead=True)
+            return [
+                r.key
+                for r in rows
+                if not r.tombstone
+                and not r.erased
+                and r.expires_at is not None
+                and r.expires_at <= now
+            ]
+
+        return self._tombstones(expired, {"reason": "expired"})
 
     def erase(self, key: str, *, reason: str | None = None) -> EraseResult | None:
         """Remove the content of ``key`` for good (a GDPR erasure request, say).

@@ -96,6 +96,16 @@ class Dialect:
         the column to order by."""
         raise NotImplementedError
 
+    walks_key_index: ClassVar[bool] = False
+    """Whether a limited :meth:`Reads.current` should walk the key index instead
+    (:meth:`latest_walk`): SQLite then stops after ``offset + limit`` rows instead of grouping
+    and sorting the whole range (a 10-row page of 100,000 keys: 115 ms to 0.2 ms)."""
+
+    def latest_walk(self, where: str, as_of_seq: int | None) -> tuple[str, list[Any], str]:
+        """Like :meth:`latest_per_key`, with ``where`` a condition on ``m``: the rows in key
+        order that are their key's newest version (as of ``as_of_seq``), probed one by one."""
+        raise NotImplementedError
+
     def limit_offset(self, limit: int | None, offset: int) -> tuple[str, list[Any]]:
         sql, params = "", []
         if limit is not None:
@@ -189,19 +199,24 @@ class ReadSql:
         """The latest version per key (see ``Store.current``)."""
         d = self.dialect
         p = d.param
-        inner = [f"namespace = {p}"]
+        walk = limit is not None and d.walks_key_index
+        m = "m." if walk else ""
+        inner = [f"{m}namespace = {p}"]
         params: list[Any] = [namespace]
         if prefix:
-            inner.append(f"key >= {p}")
+            inner.append(f"{m}key >= {p}")
             params.append(prefix)
             upper = prefix_upper_bound(prefix)
             if upper is not None:
-                inner.append(f"key < {p}")
+                inner.append(f"{m}key < {p}")
                 params.append(upper)
         if as_of_seq is not None:
-            inner.append(f"seq <= {p}")
+            inner.append(f"{m}seq <= {p}")
             params.append(as_of_seq)
-        sql, extra, order = d.latest_per_key(" AND ".join(inner), namespace)
+        if walk:
+            sql, extra, order = d.latest_walk(" AND ".join(inner), as_of_seq)
+        else:
+            sql, extra, order = d.latest_per_key(" AND ".join(inner), namespace)
         params += extra
         outer: list[str] = []
         if not include_dead:
@@ -213,7 +228,7 @@ class ReadSql:
         outer += tag_conditions
         params += tag_params
         if outer:
-            sql += " WHERE " + " AND ".join(outer)
+            sql += (" AND " if walk else " WHERE ") + " AND ".join(outer)
         page, page_params = d.limit_offset(limit, offset)
         return f"{sql} ORDER BY {order}{page}", params + page_params
 

@@ -163,8 +163,25 @@ class SqliteDialect(Dialect):
         return f"{column} IN ({', '.join('?' * len(values))})", list(values)
 
     def has_tags(self, tags: Sequence[str]) -> tuple[list[str], list[Any]]:
-        match = "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)"
-        return [match] * len(tags), list(tags)
+        # instr() on the stored JSON text first (the tag as memory_row encodes it, quotes
+        # included): a cheap test that rules out most rows before json_each() parses them
+        match = (
+            "instr(m.tags, ?) > 0"
+            " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)"
+        )
+        params: list[Any] = []
+        for tag in tags:
+            params += (json.dumps(tag, ensure_ascii=False), tag)
+        return [match] * len(tags), params
+
+    walks_key_index = True
+
+    def latest_walk(self, where: str, as_of_seq: int | None) -> tuple[str, list[Any], str]:
+        columns = ", ".join("m." + c for c in self.memory_columns.split(", "))
+        newest = "SELECT MAX(x.version) FROM memories x WHERE x.namespace = m.namespace"
+        newest += " AND x.key = m.key" + (" AND x.seq <= ?" if as_of_seq is not None else "")
+        sql = f"SELECT {columns} FROM memories m WHERE {where} AND m.version = ({newest})"
+        return sql, [] if as_of_seq is None else [as_of_seq], "m.key"
 
     def latest_per_key(self, where: str, namespace: str) -> tuple[str, list[Any], str]:
         columns = ", ".join("m." + c for c in self.memory_columns.split(", "))
