@@ -31,7 +31,15 @@ _Failure = tuple[float, str, int, str]  # (time, run id, seq, error preview)
 class OutageWatch:
     """Failures of run-scoped tool calls, by (tool, error digest); the active outages."""
 
-    __slots__ = ("_active", "_announced", "_failures", "_tools", "min_runs", "window_seconds")
+    __slots__ = (
+        "_active",
+        "_announced",
+        "_failures",
+        "_tools",
+        "min_runs",
+        "pending",
+        "window_seconds",
+    )
 
     def __init__(self, min_runs: int = 3, window_seconds: float = 600.0) -> None:
         self.min_runs = min_runs
@@ -40,11 +48,8 @@ class OutageWatch:
         self._active: dict[tuple[str, str], Outage] = {}
         self._announced: set[tuple[str, str]] = set()
         self._tools: dict[str, int] = {}  # tool -> how many of its (tool, error) are followed
-
-    @property
-    def pending(self) -> bool:
-        """Whether an outage is not yet recorded."""
-        return len(self._announced) < len(self._active)
+        self.pending = False
+        """Whether an outage may not be recorded yet (checked after every commit)."""
 
     def observe(self, event: Event, run_id: str) -> None:
         """A tool call of run ``run_id`` (the pipeline calls this for run-scoped calls)."""
@@ -73,6 +78,7 @@ class OutageWatch:
         if len(runs) >= self.min_runs:
             seqs = tuple(f[2] for f in failures)
             self._active[key] = Outage(name, failures[-1][3], sha, runs, seqs, failures[0][0], time)
+            self.pending = self.pending or key not in self._announced
 
     def _recovered(self, tool: str) -> None:
         for key in [k for k in self._failures if k[0] == tool]:
@@ -100,6 +106,7 @@ class OutageWatch:
 
     def unannounced(self) -> list[Outage]:
         """Outages not yet recorded (marks them recorded)."""
+        self.pending = False
         out = []
         for key, outage in self._active.items():
             if key not in self._announced:

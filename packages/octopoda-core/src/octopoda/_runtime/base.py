@@ -249,8 +249,15 @@ class RuntimeBase:
         guard.account(event)
         if self._in_after_commit:
             return
-        state = guard.state_of(event)
-        self._announce(state)
+        run = event.payload.get("run_id")
+        state = guard.default if run is None else guard.state_of(event)
+        default = guard.default
+        if (
+            state.monitor.pending
+            or guard.outages.pending
+            or (state is not default and default.monitor.pending)
+        ):
+            self._announce(state)
         policy = guard.policy
         if (
             policy.on_loop == "warn"

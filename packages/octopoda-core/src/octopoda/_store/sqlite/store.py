@@ -46,7 +46,7 @@ from ..planner import (
     reads_needed,
 )
 from ..reads import SqlReads, collect_preconditions, queue_preconditions
-from ..run_reads import RunReads, run_of
+from ..run_reads import RunReads
 from . import schema as q
 from .connection import connect, storage_error
 
@@ -302,7 +302,13 @@ class SqliteStore(SqlReads, RunReads):
             written = zip(plan.writes, versions, strict=True)
             rows = [q.memory_row(w, v, agent, time, seq) for w, v in written]
             conn.executemany(q.INSERT_MEMORY, rows)
-        chained = (event.payload_text, event.prev_hash, event.hash, run_of(event))
+        run = event.payload.get("run_id")  # (run_of, inlined: every commit)
+        chained = (
+            event.payload_text,
+            event.prev_hash,
+            event.hash,
+            run if type(run) is str else None,
+        )
         conn.execute(q.INSERT_EVENT, (agent, seq, event.time, event.kind, *chained))
         conn.execute(q.MOVE_HEAD, (seq, event.hash, event.time, agent))
 
