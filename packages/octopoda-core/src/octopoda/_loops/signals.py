@@ -102,7 +102,7 @@ class LoopStatus(_StatusFields):
     ``outages``: failures seen across runs (:class:`Outage`). It is an attribute, not a
     field: a status is still the pair ``(state, signals)`` (``status == ("ok", ())``)."""
 
-    outages: tuple[Outage, ...]
+    outages: tuple[Outage, ...] = ()  # (also for a status made by _make or _replace)
 
     def __new__(
         cls, state: str, signals: tuple[LoopSignal, ...], outages: tuple[Outage, ...] = ()
