@@ -365,3 +365,28 @@ def test_a_run_pause_is_seen_by_another_process_and_lifted_there(tmp_path: Path)
     kinds = [(e.kind, e.payload.get("run_id")) for e in fresh.timeline(kinds=["paused", "resumed"])]
     assert kinds == [("paused", "t1"), ("resumed", "t1")]
     assert fresh.audit.verify().ok
+
+
+def test_a_runtime_opened_during_a_pause_lets_a_resume_from_elsewhere_take(
+    tmp_path: Path, clock: FrozenClock
+) -> None:
+    """A runtime that starts while a run (or the agent) is paused replays the loop that
+    paused it; once the pause is lifted in another runtime, it must not pause again on
+    the replayed signal."""
+    path = tmp_path / "a.db"
+    first = make(clock, store=path)
+    for _ in range(3):
+        turn(first, "t1")
+    for _ in range(3):
+        turn(first, None)  # and the agent itself
+    second = make(clock, store=path)
+    assert second.loop_status("t1").looping  # replayed
+    with pytest.raises(AgentPaused):
+        second.guard_tool_call("get_weather", ARGS, run_id="t1")
+    assert first.resume()  # the agent and t1, in the other runtime
+    second.guard_tool_call("get_weather", ARGS, run_id="t1")
+    second.guard_tool_call("get_weather", ARGS)
+    assert not second.paused and second.loop_status() == ("ok", ())
+    third = make(clock, store=path)  # replays the pauses and the resumes
+    third.guard_tool_call("get_weather", ARGS, run_id="t1")
+    assert third.loop_status().signals == ()

@@ -105,6 +105,8 @@ class LoopGuard:
             return
         for event in self.store.events(self.agent, after_seq=max(0, row.head_seq - WARM_UP_EVENTS)):
             self._detect(event)
+            if event.kind == "paused" or event.kind == "resumed":
+                self._replay_pause(event)
         for state in self.runs:  # already recorded by the process that saw them
             state.monitor.unannounced()
             state.monitor.detections = 0
@@ -117,6 +119,22 @@ class LoopGuard:
                 cost = float(event.payload.get("cost_usd", 0.0))
                 if cost:
                     self.spend.append((event.time, cost))
+
+    def _replay_pause(self, event: Event) -> None:
+        """A replayed pause is one this runtime knows of (``paused_here``: lifted in
+        another process later, its run starts afresh here too); a replayed resume starts
+        its run (the agent's: every run) afresh, as it did where it was called."""
+        run = event.payload.get("run_id")
+        state = self.runs.get(run) if type(run) is str else None
+        if event.kind == "paused":
+            if state is None:
+                self.paused_here = True
+            else:
+                state.paused_here = True
+        elif state is None:
+            self.resumed()
+        else:
+            self.resumed_run(state)
 
     # -- the pipeline side ------------------------------------------------------------------
 
