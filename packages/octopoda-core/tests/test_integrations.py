@@ -314,3 +314,26 @@ def test_the_recorder_forgets_the_oldest_calls_and_unstarted_timers() -> None:
     assert [c.call_id for c in verdict.calls] == ["", "None-c1", "None-c2"]
     assert verdict.calls[0] == FrameworkCall("get_weather", "", '{"city":"Paris"}')
     assert recorder.elapsed_ms("never started") is None
+
+
+@pytest.mark.parametrize("scope", ["run", "agent"])
+def test_paused_by_says_which_recorded_call_paused(scope: str) -> None:
+    recorder = ActionRecorder()
+    runtime = AgentRuntime("a", store=":memory:", policy=LoopPolicy("pause", pause_scope=scope))
+    events = [
+        recorder.tool_call(runtime, "get_weather", ARGS, error=ERROR, run_id="t1") for _ in range(3)
+    ]
+    reasons = [recorder.paused_by(runtime, e) for e in events]
+    assert reasons[:2] == [None, None]
+    assert reasons[2] is not None and reasons[2].startswith("retry loop")
+    verdict = recorder.guard(runtime, "get_weather", ARGS, run_id="t1")
+    assert verdict is not None and verdict.run_id == ("t1" if scope == "run" else None)
+    assert paused_note("a", reasons[2], verdict.run_id).endswith(
+        "(agent.resume(run_id='t1'))." if scope == "run" else "(agent.resume())."
+    )
+    runtime.resume()
+    again = recorder.tool_call(runtime, "get_weather", ARGS, error=ERROR, run_id="t1")
+    assert (
+        recorder.paused_by(runtime, again) is None
+        and recorder.paused_by(runtime, events[2]) is None
+    )

@@ -75,6 +75,8 @@ class LoopGuard:
         self.spend_total = 0.0
         self.capped_calls = 0  # tool calls since start or resume (for max_tool_calls)
         self.paused_here = False
+        self.paused_after = 0  # the agent's pause: the seq of the action that tripped it
+        self.pause_reason: str | None = None
         self._warm_up(now)
 
     def _detectors(self, monitor: LoopMonitor, run_id: str | None) -> list[Detector]:
@@ -240,12 +242,14 @@ class LoopGuard:
         self.spend.clear()
         self.capped_calls = 0
         self.paused_here = False
+        self.paused_after, self.pause_reason = 0, None
 
     @staticmethod
     def resumed_run(state: RunState) -> None:
         """Start one run afresh after its resume."""
         state.monitor.reset()
         state.paused_here = False
+        state.paused_after, state.pause_reason = 0, None
 
     def status(self, now: float, run_id: str | None = None) -> LoopStatus:
         """Every run's signals (``run_id``: that run's), strongest first, and the outages."""

@@ -32,9 +32,19 @@ one is dropped past this)."""
 
 class RunState:
     """The detection state of one run: its monitor (active signals), novelty tracker and
-    detectors, and whether this runtime paused it (``paused_here``)."""
+    detectors, and whether this runtime paused it (``paused_here``; ``paused_after``: the
+    seq of the action whose commit tripped the pause, 0 if none did, and ``pause_reason``)."""
 
-    __slots__ = ("detectors", "monitor", "novelty", "paused_here", "process", "run_id")
+    __slots__ = (
+        "detectors",
+        "monitor",
+        "novelty",
+        "pause_reason",
+        "paused_after",
+        "paused_here",
+        "process",
+        "run_id",
+    )
 
     def __init__(
         self,
@@ -48,6 +58,8 @@ class RunState:
         self.novelty.attach(self.detectors)
         self.process: Processor = self.novelty.process
         self.paused_here = False
+        self.paused_after = 0
+        self.pause_reason: str | None = None
 
     @property
     def idle(self) -> bool:

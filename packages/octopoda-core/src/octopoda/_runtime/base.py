@@ -266,8 +266,9 @@ class RuntimeBase:
         ):
             return
         tripped = guard.tripped(event.time, state)
-        if tripped is not None:
-            self._trip(event.time, state, tripped)
+        if tripped is not None and self._trip(event.time, state, tripped):
+            paused = guard if tripped[2] is None else guard.runs.get(tripped[2])
+            paused.paused_after = event.seq
         guard.raise_for_loop(event, state)
 
     def _announce(self, state: RunState) -> None:
@@ -289,33 +290,45 @@ class RuntimeBase:
                 logger.warning("octopoda: agent %r: %s", self._agent_id, describe_outage(outage))
                 self._after(lambda o=outage: self._commit("outage_detected", o.to_dict()))
 
-    def _trip(self, now: float, state: RunState, tripped: Tripped) -> None:
+    def _trip(self, now: float, state: RunState, tripped: Tripped) -> bool:
         """Apply a pause the policy wants (``tripped``), unless it is in effect already; a
-        pause set here and lifted in another process meanwhile starts detection afresh."""
+        pause set here and lifted in another process meanwhile starts detection afresh.
+        True when it paused."""
         run = tripped[2]
         if run is None:
             row = self._store.agent(self._agent_id)
             if row is None or row.status == "paused":
-                return
+                return False
             if self._guard.paused_here:  # resumed in another process meanwhile
                 self._guard.resumed()
                 found = self._guard.tripped(now, state)
                 if found is None:
-                    return
+                    return False
                 tripped = found
         else:
             row, run_row = self._store.agent_and_run(self._agent_id, run)
             if row is None or row.status == "paused":
-                return  # (the whole agent is paused: so is the run)
+                return False  # (the whole agent is paused: so is the run)
             if run_row is not None and run_row.status == "paused":
-                return
+                return False
             if state.paused_here:  # resumed in another process meanwhile
                 self._guard.resumed_run(state)
                 found = self._guard.tripped(now, state)
                 if found is None:
-                    return
+                    return False
                 tripped = found
         self._pause(*tripped)
+        return True
+
+    def _paused_by(self, event: Event) -> str | None:
+        """Why committing ``event`` here paused its run or the agent; None when it did not
+        (no store read: for ``octopoda.integrations.ActionRecorder.paused_by``)."""
+        guard = self._guard
+        run = event.payload.get("run_id")
+        state = guard.runs.peek(run) if type(run) is str else None
+        if state is not None and state.paused_after == event.seq:
+            return state.pause_reason
+        return guard.pause_reason if guard.paused_after == event.seq else None
 
     def _pause(self, reason: str, signal: LoopSignal | None, run_id: str | None = None) -> str:
         """Pause the agent, or its run ``run_id`` (persisted: every process sees it),
@@ -327,13 +340,14 @@ class RuntimeBase:
         if run_id is None:
             text = json.dumps(info, ensure_ascii=False)
             self._after(lambda: self._commit("paused", info, status=("paused", text)))
-            self._guard.paused_here = True
+            self._guard.paused_here, self._guard.pause_reason = True, reason
             logger.warning("octopoda: agent %r paused: %s", self._agent_id, reason)
             return text
         info["run_id"] = run_id
         text = json.dumps(info, ensure_ascii=False)
         op = SetRunStatus(run_id, "paused", text)
         self._after(lambda: self._commit("paused", info, ops=[op]))
-        self._guard.runs.get(run_id).paused_here = True
+        paused = self._guard.runs.get(run_id)
+        paused.paused_here, paused.pause_reason = True, reason
         logger.warning("octopoda: agent %r run %r paused: %s", self._agent_id, run_id, reason)
         return text

@@ -31,6 +31,8 @@ class ActionRecorder:
       ``call_id`` is the framework's id of the call. The recorder remembers each call by
       (agent, seq), so that a verdict can list the framework's calls (name, call id,
       arguments) behind a signal's seqs.
+    * ``paused_by(runtime, event)``: the reason when recording that action paused its run
+      or the agent (for a note on the call's result), without a store read.
     * ``start(key)`` and ``elapsed_ms(key)`` time a call between two framework hooks.
 
     One recorder serves any number of runtimes (an adapter's agents, on one store: a
@@ -47,8 +49,12 @@ class ActionRecorder:
     # -- timing -------------------------------------------------------------------------------
 
     def start(self, key: Hashable) -> None:
-        """A call identified by ``key`` (e.g. ``(agent, call_id)``) starts now."""
-        self._started[key] = time.perf_counter()
+        """A call identified by ``key`` (e.g. ``(agent, call_id)``) starts now (the oldest
+        of more than ``keep_calls`` unfinished calls is forgotten)."""
+        started = self._started
+        started[key] = time.perf_counter()
+        if len(started) > self._keep:
+            started.pop(next(iter(started)), None)
 
     def elapsed_ms(self, key: Hashable) -> float | None:
         """Milliseconds since ``start(key)`` (and forget it); None if it never started."""
@@ -83,6 +89,13 @@ class ActionRecorder:
                 )
         signal = exc.signal if isinstance(exc.signal, dict) else None
         return Verdict(agent_id, exc.run_id, exc.reason, signal, tuple(calls), exc)
+
+    @staticmethod
+    def paused_by(runtime: AgentRuntime, event: Event) -> str | None:
+        """The reason when recording ``event`` (an action this recorder just recorded)
+        paused its run or the agent, else None: what to put in a :func:`paused_note` on the
+        call's result. Reads nothing from the store."""
+        return runtime._paused_by(event)
 
     def remember(self, agent_id: str, seq: int, call: FrameworkCall) -> None:
         """The framework call behind ``agent_id``'s event ``seq``."""
