@@ -18,8 +18,9 @@ that is the same for every framework; it imports nothing but the standard librar
 * **Recording.** :class:`ActionRecorder` turns a framework's tool call (guarded before,
   recorded after with its result or error and duration), LLM call (model, tokens, cost)
   and handoff into events, each with its run (``run_id``: the framework's thread,
-  session, crew or team run) and the framework's call id, and remembers the framework's
-  calls so that a pause can name them.
+  session, crew or team run) and the framework's call id, remembers the framework's
+  calls so that a pause can name them, and says which recorded call paused
+  (``paused_by``).
 * **The verdict.** :class:`Verdict` (from ``ActionRecorder.guard``) and the texts a
   framework shows when the breaker refuses: :func:`blocked_tool_text` (instead of a
   tool's result), :func:`stopped_text` (instead of the model's answer),
