@@ -131,7 +131,6 @@ class ActionsMixin(RuntimeBase):
         """
         if not isinstance(name, str) or not name:
             raise InvalidInput(f"a tool name must be a non-empty str, not {name!r}")
-        run_id, call_id = checked_run_id(run_id), checked_call_id(call_id)
         args_sha, args_text = _digest_text(args)
         payload: dict[str, Any] = {
             "name": name,
@@ -173,7 +172,6 @@ class ActionsMixin(RuntimeBase):
         run ``run_id`` (None: the default run), with the framework's ``call_id``."""
         if not isinstance(model, str) or not model:
             raise InvalidInput(f"a model name must be a non-empty str, not {model!r}")
-        run_id, call_id = checked_run_id(run_id), checked_call_id(call_id)
         payload: dict[str, Any] = {"model": model}
         self._usage(payload, cost_usd, tokens_in, tokens_out, duration_ms)
         _scope(payload, run_id, call_id)
@@ -194,7 +192,6 @@ class ActionsMixin(RuntimeBase):
         nothing new are a ping-pong loop, across processes too."""
         if not isinstance(to_agent, str) or not to_agent:
             raise InvalidInput(f"to_agent must be a non-empty agent id, not {to_agent!r}")
-        run_id, call_id = checked_run_id(run_id), checked_call_id(call_id)
         sha, preview = digest_preview(content)
         try:
             body = canonical_text(content)
@@ -304,8 +301,9 @@ def reason_of(stored: str | None) -> str | None:
 
 
 def _scope(payload: dict[str, Any], run_id: str | None, call_id: str | None) -> None:
-    """Put an action's run and the framework's call id into its payload (when given)."""
+    """Put an action's run and the framework's call id into its payload (when given:
+    checked, before anything is committed)."""
     if run_id is not None:
-        payload["run_id"] = run_id
+        payload["run_id"] = checked_run_id(run_id)
     if call_id is not None:
-        payload["call_id"] = call_id
+        payload["call_id"] = checked_call_id(call_id)

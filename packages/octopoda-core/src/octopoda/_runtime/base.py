@@ -15,7 +15,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._audit.trail import AuditTrail
 from .._errors import InvalidInput, StorageError, VersionConflict
@@ -105,6 +105,10 @@ def _checked_id(value: Any, what: str, example: str) -> str | None:
     return value
 
 
+@overload
+def checked_run_id(run_id: str) -> str: ...
+@overload
+def checked_run_id(run_id: str | None) -> str | None: ...
 def checked_run_id(run_id: Any) -> str | None:
     """A run id as an action carries it (None: the agent's default run)."""
     return _checked_id(run_id, "run_id", "a thread, session or run id")

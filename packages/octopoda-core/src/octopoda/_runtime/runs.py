@@ -49,12 +49,12 @@ class RunsMixin(RuntimeBase):
         the run's, in one statement."""
         if not isinstance(name, str) or not name:
             raise InvalidInput(f"a tool name must be a non-empty str, not {name!r}")
-        run_id = checked_run_id(run_id)
         guard = self._guard
         state: RunState | None
         if run_id is None:
             row, run, state = self._store.agent(self._agent_id), None, guard.default
         else:
+            run_id = checked_run_id(run_id)
             row, run = self._store.agent_and_run(self._agent_id, run_id)
             state = guard.runs.peek(run_id)
         if row is not None and row.status == "paused":
