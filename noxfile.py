@@ -77,6 +77,7 @@ RUNTIME_SUITES = [
         "test_breaker",
         "test_collab",
         "test_signing",
+        "test_runs",
     )
 ]
 

@@ -76,3 +76,17 @@ def test_the_map_of_the_code_names_every_module() -> None:
     named = set(re.findall(r"`([a-z_]+)\.py`", section))
     package = Path(octopoda._loops.__file__).parent
     assert named == {p.stem for p in package.glob("*.py")} - {"__init__"}
+
+
+def test_the_runs_section_states_the_defaults_of_the_code() -> None:
+    from octopoda import LoopPolicy
+    from octopoda._loops import WARM_UP_EVENTS
+    from octopoda._loops.runs import MAX_RUN_STATES
+
+    section = DOC.split("## Runs: one agent, many conversations", 1)[1].split("\n## ", 1)[0]
+    policy = LoopPolicy()
+    assert policy.pause_scope == "run" and 'pause_scope="run")`, the default' in section
+    assert f"`outage_runs` ({policy.outage_runs})" in section
+    assert f"`outage_window_seconds` ({policy.outage_window_seconds:g})" in section
+    assert f"its {MAX_RUN_STATES} most recently active runs" in section
+    assert f"the last {WARM_UP_EVENTS} events" in section

@@ -27,6 +27,7 @@ from octopoda.store import (
     PlannedConflict,
     ResolveConflict,
     SendMessage,
+    SetRunStatus,
     SpaceRule,
     agent_namespace,
     is_plain_commit,
@@ -427,3 +428,23 @@ def test_the_plain_plan_of_an_event_without_writes() -> None:
     assert (event.seq, event.payload) == (8, {"name": "search"})
     with pytest.raises(VersionConflict):
         plan_plain(event, [], 7, HASH, expected_seq=6)
+
+
+# -- runs ---------------------------------------------------------------------------------
+
+
+def test_a_run_status_is_read_and_changes_with_an_event_of_that_run() -> None:
+    pause, resume = SetRunStatus("r1", "paused", "why"), SetRunStatus("r1", "active")
+    assert reads_needed([], [pause, resume, SetRunStatus("r2", "paused")]).runs == ("r1", "r2")
+    assert reads_needed([write("k")]).runs == ()
+    event = Event("a", "paused", {"run_id": "r1"}, 1.0)
+    done = plan_commit(event, [], head(), ops=[pause, resume])  # each op sees the one before
+    assert done.ops == [pause, resume]
+    with pytest.raises(NotFound, match="run 'r1' of agent 'a' is not paused"):
+        plan_commit(event, [], head(), ops=[resume])
+    plan_commit(event, [], head(runs={"r1": "paused"}), ops=[resume])
+    for payload in ({}, {"run_id": "r2"}):
+        with pytest.raises(InvalidInput, match="only with an event of that run"):
+            plan_commit(Event("a", "paused", payload, 1.0), [], head(), ops=[pause])
+    with pytest.raises(InvalidInput, match="'active' or 'paused'"):
+        plan_commit(event, [], head(), ops=[SetRunStatus("r1", "stopped")])

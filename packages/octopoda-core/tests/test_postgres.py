@@ -223,6 +223,22 @@ def test_a_remember_is_six_statements_in_two_round_trips(
         store.close()
 
 
+def test_a_guarded_run_call_is_one_statement(postgres_clean_url: str) -> None:
+    from octopoda import LoopPolicy
+    from octopoda._store.postgres import schema as q
+
+    statements: list[str] = []
+    store = open_pg(postgres_clean_url, min_size=1, max_size=1, tracer=statements.append)
+    try:
+        agent = AgentRuntime("bot", store=store, policy=LoopPolicy("pause"))
+        agent.record_tool_call("t", {"a": 1}, result=1, run_id="thread-1")
+        statements.clear()
+        agent.guard_tool_call("t", {"a": 1}, run_id="thread-1")
+        assert statements == [q.RUN_READS.agent_and_run]
+    finally:
+        store.close()
+
+
 def test_lock_plan_order_and_bulk_mode() -> None:
     from octopoda._store.postgres.locks import KEY_LOCK_LIMIT, lock_id, lock_plan
     from octopoda.store import CreateSpace, Op, ResolveConflict, SendMessage

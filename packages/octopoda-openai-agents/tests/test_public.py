@@ -9,6 +9,7 @@ import octopoda_openai_agents
 from octopoda_openai_agents import RunPaused
 
 import octopoda
+import octopoda.integrations
 from octopoda import AgentPaused
 
 SRC = Path(octopoda_openai_agents.__file__).resolve().parent
@@ -23,15 +24,16 @@ def test_all_is_importable() -> None:
 
 
 def test_the_adapter_imports_only_public_core_names() -> None:
+    # the core's public modules: the package and its adapter kit (octopoda.integrations)
+    public = {"octopoda": octopoda.__all__, "octopoda.integrations": octopoda.integrations.__all__}
     for path in sorted(SRC.glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module.startswith("octopoda") and node.module != "octopoda":
+                if node.module.startswith("octopoda") and node.module not in public:
                     assert node.module.startswith("octopoda_openai_agents"), (path, node.module)
-                if node.module == "octopoda":
-                    for alias in node.names:
-                        assert alias.name in octopoda.__all__, (path.name, alias.name)
+                for alias in node.names if node.module in public else ():
+                    assert alias.name in public[node.module], (path.name, alias.name)
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     assert not alias.name.startswith("octopoda."), (path.name, alias.name)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ._audit.chain import AuditChainer
     from ._audit.signing import SignedHead
     from ._audit.trail import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
-    from ._loops import LoopEventRef, LoopPolicy, LoopSignal, LoopStatus
+    from ._loops import LoopEventRef, LoopPolicy, LoopSignal, LoopStatus, Outage
     from ._records import (
         EraseResult,
         Event,
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from ._runtime.client import AgentInfo, Octopoda
     from ._runtime.collab import Conflict, Goal, Message, SharedValue, SharedVersion
     from ._runtime.pipeline import Pipeline, Processor
+    from ._runtime.runs import RunInfo
     from ._runtime.runtime import AgentRuntime
     from ._runtime.views import Decision, MemoryDiff, MemoryView
     from ._store.postgres.store import PostgresStore
@@ -88,6 +89,8 @@ _LAZY: dict[str, str] = {
     "LoopEventRef": "._loops",
     "LoopSignal": "._loops",
     "LoopStatus": "._loops",
+    "Outage": "._loops",
+    "RunInfo": "._runtime.runs",
     "AgentRuntime": "._runtime.runtime",
     "AuditChainer": "._audit.chain",
     "AuditTrail": "._audit.trail",
@@ -201,11 +204,13 @@ __all__ = [
     "NotFound",
     "Octopoda",
     "OctopodaError",
+    "Outage",
     "Pipeline",
     "PostgresStore",
     "Processor",
     "RecallResult",
     "RestoreResult",
+    "RunInfo",
     "SchemaTooNew",
     "SharedValue",
     "SharedVersion",

@@ -108,17 +108,21 @@ class LoopDetected(OctopodaError):
 
 
 class AgentPaused(OctopodaError):
-    """The agent is paused; tool calls are refused until ``agent.resume()``.
+    """The agent (or one of its runs) is paused; tool calls are refused until
+    ``agent.resume()`` (``agent.resume(run_id=...)`` for a run).
 
     ``reason`` says why; ``signal`` is the loop signal that tripped the breaker, if any, as
     a dict (``LoopSignal.to_dict()``: it is read back from the store, where another process
-    may have paused the agent).
+    may have paused the agent); ``run_id`` is the paused run (None: the whole agent).
     """
 
-    def __init__(self, message: str, reason: str = "", signal: Any = None) -> None:
+    def __init__(
+        self, message: str, reason: str = "", signal: Any = None, *, run_id: str | None = None
+    ) -> None:
         super().__init__(message)
         self.reason = reason
         self.signal = signal
+        self.run_id = run_id
 
 
 class VersionConflict(OctopodaError):

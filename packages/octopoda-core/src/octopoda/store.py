@@ -6,9 +6,10 @@ or a store object. It is for writing (or testing) a backend:
 * :class:`Store`: the protocol, whose docstring is the contract (and
   ``octopoda.testing.StoreConformance`` the suite every backend passes);
 * the rows reads return (:class:`StoredRow`, :class:`AgentRow`, :class:`SnapshotRow`,
-  :class:`SpaceRow`, :class:`ConflictRow`, :class:`MessageRow`) and the writes and
-  operations a commit carries (:class:`MemoryWrite`, :data:`Op`: :class:`CreateSpace`,
-  :class:`ResolveConflict`, :class:`SendMessage`, :class:`MarkRead`, :class:`EraseKey`);
+  :class:`SpaceRow`, :class:`ConflictRow`, :class:`MessageRow`, :class:`RunRow`,
+  :class:`RunActivityRow`) and the writes and operations a commit carries
+  (:class:`MemoryWrite`, :data:`Op`: :class:`CreateSpace`, :class:`ResolveConflict`,
+  :class:`SendMessage`, :class:`MarkRead`, :class:`EraseKey`, :class:`SetRunStatus`);
 * the commit planner, so that a backend never re-derives the rules of a write: read what
   :func:`reads_needed` lists into a :class:`HeadRead`, call :func:`plan_commit`, give the
   event its ids with :meth:`CommitPlan.stamp`, run the pipeline, write the plan's rows
@@ -29,6 +30,7 @@ from ._store.ops import (
     Op,
     ResolveConflict,
     SendMessage,
+    SetRunStatus,
     agent_namespace,
     space_namespace,
 )
@@ -50,6 +52,8 @@ from ._store.rows import (
     AgentRow,
     ConflictRow,
     MessageRow,
+    RunActivityRow,
+    RunRow,
     SnapshotRow,
     SpaceRow,
     StoredRow,
@@ -93,7 +97,10 @@ __all__ = [
     "PlannedConflict",
     "PostgresStore",
     "ResolveConflict",
+    "RunActivityRow",
+    "RunRow",
     "SendMessage",
+    "SetRunStatus",
     "SnapshotRow",
     "SpaceRow",
     "SpaceRule",

@@ -37,6 +37,7 @@ from ._store.ops import (
     MemoryWrite,
     ResolveConflict,
     SendMessage,
+    SetRunStatus,
     agent_namespace,
     space_namespace,
 )
@@ -473,6 +474,55 @@ class StoreConformance:
         row = store.latest(_NS, "k")
         assert row is not None and (row.data, row.erased) == ('"v"', False)
         assert self._head(store) == 1
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def test_events_and_messages_keep_their_run(self, store: Store) -> None:
+        for run, time in (("r1", 1.0), (None, 2.0), ("r2", 3.0), ("r1", 4.0)):
+            payload = {} if run is None else {"run_id": run}
+            store.commit(Event("a", "t", payload, time), [], self.pipeline)
+        assert [e.seq for e in store.events("a", run_id="r1")] == [1, 4]
+        assert [e.seq for e in store.events("a", run_id="r1", after_seq=1)] == [4]
+        assert list(store.events("a", run_id="R1")) == []  # exact
+        assert [
+            (r.run_id, r.first_seen, r.last_seen, r.events, r.status) for r in store.runs("a")
+        ] == [
+            ("r1", 1.0, 4.0, 2, "active"),
+            ("r2", 3.0, 3.0, 1, "active"),
+        ]
+        assert [r.run_id for r in store.runs("a", limit=1)] == ["r1"]
+        assert store.runs("b") == [] and store.agent_and_run("b", "r1") == (None, None)
+        row, run_row = store.agent_and_run("a", "r1")
+        assert row is not None and row.head_seq == 4 and run_row is None
+        self.commit(store, [], ops=[SendMessage("b", None, "info", '"x"', "h", "r2")])
+        assert [m.run_id for m in store.messages(recipient="b")] == ["r2"]
+
+    def test_a_run_status_changes_only_with_an_event_of_that_run(self, store: Store) -> None:
+        def status(kind: str, run: str, op: SetRunStatus, time: float = 1.0) -> Event:
+            event = Event("a", kind, {"run_id": run}, time)
+            return store.commit(event, [], self.pipeline, ops=[op])[0]
+
+        paused = status("paused", "r1", SetRunStatus("r1", "paused", '{"reason": "loop"}'))
+        _, run_row = store.agent_and_run("a", "r1")
+        assert run_row is not None
+        assert (run_row.status, run_row.status_reason) == ("paused", '{"reason": "loop"}')
+        assert (run_row.changed_at, run_row.changed_seq) == (1.0, paused.seq)
+        assert [(r.run_id, r.status) for r in store.runs("a", status="paused")] == [
+            ("r1", "paused")
+        ]
+        assert store.runs("a", status="active") == []
+        with pytest.raises(InvalidInput, match="only with an event of that run"):
+            status("paused", "r2", SetRunStatus("r1", "paused"))
+        with pytest.raises(NotFound, match="not paused"):
+            status("resumed", "r2", SetRunStatus("r2", "active"))
+        assert self._head(store) == 1  # refused: nothing stored
+        status("resumed", "r1", SetRunStatus("r1", "active"), 2.0)
+        _, run_row = store.agent_and_run("a", "r1")
+        assert run_row is not None and (run_row.status, run_row.changed_seq) == ("active", 2)
+        assert store.runs("a", status="paused") == []
+        assert [r.status for r in store.runs("a", status="active")] == ["active"]
+        with pytest.raises(NotFound):
+            status("resumed", "r1", SetRunStatus("r1", "active"))
 
     @staticmethod
     def _head(store: Store, agent: str = "a") -> int:

@@ -13,6 +13,8 @@ per stdin line and answers each with one JSON line on stdout:
     {"op": "guard", "name": NAME, "args": ANY}      guard_tool_call
     {"op": "status"} | {"op": "resume"} | {"op": "paused"} | {"op": "verify"} | {"op": "quit"}
 
+A ``"run"`` field (a run id) scopes "tool", "guard", "status" and "resume" to that run.
+
 Every answer is ``{"ok": true, "result": ..., "status": loop_status().to_dict(),
 "paused": bool}``, or ``{"ok": false, "error": {"type", "message", "reason"}, ...}`` when
 Octopoda raised. Anything else is a crash with a traceback on stderr (exit status 1).
@@ -29,23 +31,24 @@ import octopoda
 
 def run(agent: octopoda.AgentRuntime, command: dict[str, Any]) -> Any:
     op = command["op"]
+    run_id = command.get("run")
     if op == "handoff":
         return agent.record_handoff(command["to"], command.get("content")).seq
     if op == "tool":
         if "error" in command:
             return agent.record_tool_call(
-                command["name"], command.get("args"), error=command["error"]
+                command["name"], command.get("args"), error=command["error"], run_id=run_id
             ).seq
         return agent.record_tool_call(
-            command["name"], command.get("args"), result=command.get("result")
+            command["name"], command.get("args"), result=command.get("result"), run_id=run_id
         ).seq
     if op == "guard":
-        agent.guard_tool_call(command["name"], command.get("args"))
+        agent.guard_tool_call(command["name"], command.get("args"), run_id=run_id)
         return None
     if op == "status":
-        return None
+        return agent.loop_status(run_id).to_dict() if run_id else None
     if op == "resume":
-        return agent.resume()
+        return agent.resume(run_id)
     if op == "paused":
         return agent.paused
     if op == "verify":

@@ -10,12 +10,13 @@
 
 * :class:`OctopodaSession`: the SDK's ``Session``; versioned, audited, crash-safe history.
 * :class:`OctopodaRunHooks`: tool calls, LLM calls (tokens, cost) and handoffs into the
-  loop detectors; a paused agent stops the run with :class:`RunPaused`.
+  loop detectors, each in its conversation's run; a paused agent or conversation stops
+  the run with :class:`RunPaused`.
 * :class:`OctopodaTracingProcessor`: function spans into the same records; exports nothing.
 """
 
 from ._common import RunPaused
-from ._hooks import SDK_ERROR_PREFIXES, OctopodaRunHooks, Prices, is_sdk_tool_error
+from ._hooks import SDK_ERROR_PREFIXES, OctopodaRunHooks, Prices, RunIdOption, is_sdk_tool_error
 from ._session import (
     SESSION_AGENT_PREFIX,
     InvalidSessionSettings,
@@ -35,6 +36,7 @@ __all__ = [
     "OctopodaSession",
     "OctopodaTracingProcessor",
     "Prices",
+    "RunIdOption",
     "RunPaused",
     "SessionClosed",
     "__version__",

@@ -1,25 +1,32 @@
 """OctopodaRunHooks: tool calls, LLM calls and handoffs of a run into Octopoda's loop
-detectors, with the breaker enforced inside the run."""
+detectors, per conversation, with the breaker enforced inside the run."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from agents import Agent, RunContextWrapper, RunHooks, Tool
 from agents.items import ModelResponse
 
-from octopoda import AgentPaused, AgentRuntime, InvalidInput, LoopPolicy
+from octopoda import AgentRuntime, InvalidInput, LoopPolicy
+from octopoda.integrations import (
+    ActionRecorder,
+    AgentRuntimes,
+    FrameworkCall,
+    Prices,
+    Verdict,
+    check_prices,
+    cost_of,
+    parse_arguments,
+    run_blocking,
+)
 
-from ._common import RunPaused, Runtimes, StoreArg, parse_arguments, run_blocking
+from ._common import RunPaused, StoreArg
+from ._runs import CONVERSATIONS
 
-__all__ = ["SDK_ERROR_PREFIXES", "OctopodaRunHooks", "Prices", "is_sdk_tool_error"]
-
-Prices = Mapping[str, tuple[float, float]]
-"""USD per million tokens, ``{model: (input, output)}``, e.g. ``{"gpt-4.1": (2.0, 8.0)}``."""
+__all__ = ["SDK_ERROR_PREFIXES", "OctopodaRunHooks", "Prices", "RunIdOption", "is_sdk_tool_error"]
 
 SDK_ERROR_PREFIXES = (
     "An error occurred while running the tool",
@@ -27,7 +34,12 @@ SDK_ERROR_PREFIXES = (
 )
 """How the SDK's default ``failure_error_function`` words a failed tool call."""
 
-_KEEP_CALLS = 4096  # SDK call ids remembered per hooks object, to name them in a pause
+RunIdOption = str | Callable[[RunContextWrapper[Any]], "str | None"] | None
+"""``OctopodaRunHooks(run_id=...)``: one run id for every run, or a callable of the run's
+context (``lambda ctx: ctx.context.user_id``; None: the automatic id), or None (automatic:
+the session's id, the trace's group id, else one run per ``Runner.run``)."""
+
+_KEEP_RESPONSES: Final = 1024  # the last model response's calls, per (run, agent)
 
 
 def is_sdk_tool_error(result: object) -> bool:
@@ -51,27 +63,12 @@ def model_name(agent: Agent[Any]) -> str:
         return "default"
 
 
-def _cost(prices: Prices | None, model: str, tokens_in: int, tokens_out: int) -> float:
-    if not prices or model not in prices:
-        return 0.0
-    per_in, per_out = prices[model]
-    return (tokens_in * per_in + tokens_out * per_out) / 1_000_000
-
-
-def _check_prices(prices: Prices | None) -> dict[str, tuple[float, float]] | None:
-    if prices is None:
-        return None
-    checked: dict[str, tuple[float, float]] = {}
-    for model, pair in prices.items():
-        ok = isinstance(pair, (tuple, list)) and len(pair) == 2
-        if not ok or not all(
-            isinstance(p, (int, float)) and not isinstance(p, bool) and p >= 0 for p in pair
-        ):
-            raise InvalidInput(
-                f"prices[{model!r}] must be (input, output) USD per million tokens, not {pair!r}"
-            )
-        checked[model] = (float(pair[0]), float(pair[1]))
-    return checked
+def _run_paused(verdict: Verdict) -> RunPaused:
+    """The core's refusal as the SDK exception, with the SDK calls of the loop named."""
+    error = verdict.error
+    return RunPaused(
+        verdict.message, error.reason, error.signal, verdict.calls, run_id=verdict.run_id
+    )
 
 
 class OctopodaRunHooks(RunHooks[Any]):
@@ -79,19 +76,24 @@ class OctopodaRunHooks(RunHooks[Any]):
     call, LLM call and handoff of the run in Octopoda and enforce the loop policy.
 
     Each SDK agent is an Octopoda agent, ``agent_prefix + agent.name`` (or the id
-    ``agent_ids`` maps its name to), in ``store``.
+    ``agent_ids`` maps its name to), in ``store``. Each action carries its run: the
+    conversation (the ``OctopodaSession``'s id, else the trace's group id, else one run
+    per ``Runner.run``; ``run_id=`` to say it yourself), so loops are judged, and paused,
+    per conversation: one user's loop stops that user's runs only.
 
-    * ``on_tool_start`` calls ``guard_tool_call``: when the agent is paused (by the breaker,
-      by hand, or in another process) the run stops with :class:`RunPaused`, an
-      :class:`octopoda.AgentPaused` naming the calls that formed the loop.
-    * ``on_tool_end`` records the call and its result (``is_error`` decides whether a result
-      is the SDK's failure text; a failure repeated with the same arguments is a retry loop
-      after three calls instead of five).
-    * ``on_llm_start`` refuses to call the model for a paused agent (``guard_llm_calls``),
-      ``on_llm_end`` records token usage, and cost where ``prices`` names the model.
-    * ``on_handoff`` records the handoff (what was handed over: the handoff call's arguments)
-      so agents passing the same work back and forth are a ping-pong loop, and stops the run
-      when that pauses the agent.
+    * ``on_tool_start`` calls ``guard_tool_call``: when the agent or the conversation is
+      paused (by the breaker, by hand, or in another process) the run stops with
+      :class:`RunPaused`, an :class:`octopoda.AgentPaused` naming the calls that formed
+      the loop.
+    * ``on_tool_end`` records the call (with the SDK's call id) and its result (``is_error``
+      decides whether a result is the SDK's failure text; a failure repeated with the same
+      arguments is a retry loop after three calls instead of five).
+    * ``on_llm_start`` refuses to call the model for a paused agent or conversation
+      (``guard_llm_calls``), ``on_llm_end`` records token usage, and cost where ``prices``
+      names the model.
+    * ``on_handoff`` records the handoff (what was handed over: the handoff call's
+      arguments) so agents passing the same work back and forth are a ping-pong loop, and
+      stops the run when that pauses the agent.
 
     ``policy`` is the :class:`octopoda.LoopPolicy` of every agent: ``LoopPolicy("pause")``
     turns detection into intervention; the default only detects and logs.
@@ -107,62 +109,45 @@ class OctopodaRunHooks(RunHooks[Any]):
         agent_ids: Mapping[str, str] | None = None,
         is_error: Callable[[object], bool] = is_sdk_tool_error,
         guard_llm_calls: bool = True,
+        run_id: RunIdOption = None,
     ) -> None:
-        self._runtimes = Runtimes(
+        self._runtimes = AgentRuntimes(
             store, policy=policy, agent_prefix=agent_prefix, agent_ids=agent_ids
         )
-        self._prices = _check_prices(prices)
+        self._prices = check_prices(prices)
         self._is_error = is_error
         self._guard_llm = guard_llm_calls
-        self._started: dict[tuple[str, str], float] = {}
-        self._llm_started: dict[str, float] = {}
-        self._last_calls: dict[str, list[tuple[str, Any]]] = {}
-        self._calls: OrderedDict[tuple[str, int], tuple[str, str, str]] = OrderedDict()
-        self._calls_lock = threading.Lock()  # written from the worker threads of many agents
+        if run_id is not None and not isinstance(run_id, str) and not callable(run_id):
+            raise InvalidInput(f"run_id must be a str, a callable or None, not {run_id!r}")
+        self._run_id = run_id
+        self._recorder = ActionRecorder()
+        self._last_calls: OrderedDict[tuple[str, str], list[tuple[str, Any, str]]] = OrderedDict()
 
     def runtime(self, agent: Agent[Any] | str) -> AgentRuntime:
         """The Octopoda runtime of an SDK agent (or agent name): ``loop_status()``,
-        ``timeline()``, ``stats()``, ``resume()``, ``audit.verify()``."""
+        ``runs()``, ``timeline(run_id=...)``, ``stats()``, ``resume()``, ``audit.verify()``."""
         return self._runtimes.runtime(agent if isinstance(agent, str) else agent.name)
+
+    def run_id(self, context: RunContextWrapper[Any]) -> str:
+        """The run (conversation) id the hooks give the actions of ``context``'s run."""
+        option = self._run_id
+        if isinstance(option, str):
+            return option
+        if option is not None:
+            chosen = option(context)
+            if chosen is not None:
+                return chosen
+        return CONVERSATIONS.resolve(context)
 
     # -- the breaker ----------------------------------------------------------------------------
 
-    async def _guard(self, agent: Agent[Any], name: str, args: Any = None) -> None:
+    async def _guard(self, agent: Agent[Any], name: str, run: str, args: Any = None) -> None:
         def check(runtime: AgentRuntime) -> None:
-            try:
-                runtime.guard_tool_call(name, args)
-            except AgentPaused as exc:
-                raise self._paused(runtime.agent_id, exc) from None
+            verdict = self._recorder.guard(runtime, name, args, run_id=run)
+            if verdict is not None:
+                raise _run_paused(verdict)
 
-        await run_blocking(lambda: self._runtimes.call(agent.name, check))
-
-    def _paused(self, agent_id: str, exc: AgentPaused) -> RunPaused:
-        """The core's AgentPaused, with the SDK calls of the loop named."""
-        refs = _signal_events(exc.signal)
-        calls: list[tuple[str, str, str]] = []
-        for ref in refs:
-            seq = ref.get("seq")
-            owner = ref.get("agent") or agent_id
-            with self._calls_lock:
-                known = self._calls.get((owner, seq)) if isinstance(seq, int) else None
-            if known is not None:
-                calls.append(known)
-            elif ref.get("kind") == "tool_call":
-                calls.append((str(ref.get("name", "")), "", str(ref.get("preview", ""))))
-        message = str(exc)
-        if calls:
-            listed = "; ".join(
-                f"{name}({args})" + (f" call_id={call_id}" if call_id else "")
-                for name, call_id, args in calls
-            )
-            message = f"{message} The calls: {listed}."
-        return RunPaused(message, exc.reason, exc.signal, tuple(calls))
-
-    def _remember_call(self, agent_id: str, seq: int, call: tuple[str, str, str]) -> None:
-        with self._calls_lock:
-            self._calls[(agent_id, seq)] = call
-            while len(self._calls) > _KEEP_CALLS:
-                self._calls.popitem(last=False)
+        await run_blocking(self._runtimes.call, agent.name, check)
 
     # -- tools ----------------------------------------------------------------------------------
 
@@ -170,29 +155,32 @@ class OctopodaRunHooks(RunHooks[Any]):
         self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool
     ) -> None:
         name, call_id, arguments = _tool_call(context, tool)
-        await self._guard(agent, name, parse_arguments(arguments))
-        self._started[(agent.name, call_id)] = time.perf_counter()  # the tool runs next
+        run = self.run_id(context)
+        await self._guard(agent, name, run, parse_arguments(arguments))
+        self._recorder.start((run, agent.name, call_id))  # the tool runs next
 
     async def on_tool_end(
         self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: Any
     ) -> None:
         name, call_id, arguments = _tool_call(context, tool)
-        started = self._started.pop((agent.name, call_id), None)
-        duration = None if started is None else (time.perf_counter() - started) * 1000
+        run = self.run_id(context)
+        duration = self._recorder.elapsed_ms((run, agent.name, call_id))
         failed = self._is_error(result)
-        args = parse_arguments(arguments)
 
         def record(runtime: AgentRuntime) -> None:
-            event = runtime.record_tool_call(
+            self._recorder.tool_call(
+                runtime,
                 name,
-                args,
+                parse_arguments(arguments),
                 result=None if failed else result,
                 error=result if failed else None,
                 duration_ms=duration,
+                run_id=run,
+                call_id=call_id,
+                arguments=arguments,
             )
-            self._remember_call(runtime.agent_id, event.seq, (name, call_id, arguments))
 
-        await run_blocking(lambda: self._runtimes.call(agent.name, record))
+        await run_blocking(self._runtimes.call, agent.name, record)
 
     # -- LLM calls ------------------------------------------------------------------------------
 
@@ -203,55 +191,81 @@ class OctopodaRunHooks(RunHooks[Any]):
         system_prompt: str | None,
         input_items: list[Any],
     ) -> None:
-        self._llm_started[agent.name] = time.perf_counter()
+        run = self.run_id(context)
+        self._recorder.start((run, agent.name, "llm"))
         if self._guard_llm:
-            await self._guard(agent, f"llm:{model_name(agent)}")
+            await self._guard(agent, f"llm:{model_name(agent)}", run)
 
     async def on_llm_end(
         self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse
     ) -> None:
-        started = self._llm_started.pop(agent.name, None)
-        duration = None if started is None else (time.perf_counter() - started) * 1000
-        self._last_calls[agent.name] = [
-            (str(getattr(item, "name", "")), parse_arguments(getattr(item, "arguments", None)))
-            for item in response.output
-            if getattr(item, "type", None) == "function_call"
-        ]
+        run = self.run_id(context)
+        duration = self._recorder.elapsed_ms((run, agent.name, "llm"))
+        self._remember_response(run, agent.name, response)
         usage = response.usage
         tokens_in = int(getattr(usage, "input_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "output_tokens", 0) or 0)
         model = model_name(agent)
-        cost = _cost(self._prices, model, tokens_in, tokens_out)
+        response_id = getattr(response, "response_id", None)
 
         def record(runtime: AgentRuntime) -> None:
-            runtime.record_llm_call(
+            self._recorder.llm_call(
+                runtime,
                 model,
-                cost_usd=cost,
                 tokens_in=tokens_in,
                 tokens_out=tokens_out,
+                cost_usd=cost_of(self._prices, model, tokens_in, tokens_out),
                 duration_ms=duration,
+                run_id=run,
+                call_id=response_id if isinstance(response_id, str) else None,
             )
 
-        await run_blocking(lambda: self._runtimes.call(agent.name, record))
+        await run_blocking(self._runtimes.call, agent.name, record)
+
+    def _remember_response(self, run: str, agent: str, response: ModelResponse) -> None:
+        """The function calls of an agent's last model response in a run (a handoff is one
+        of them: what it handed over)."""
+        key = (run, agent)
+        self._last_calls[key] = [
+            (
+                str(getattr(item, "name", "")),
+                parse_arguments(getattr(item, "arguments", None)),
+                str(getattr(item, "call_id", "") or ""),
+            )
+            for item in response.output
+            if getattr(item, "type", None) == "function_call"
+        ]
+        self._last_calls.move_to_end(key)
+        while len(self._last_calls) > _KEEP_RESPONSES:
+            self._last_calls.popitem(last=False)
 
     # -- handoffs -------------------------------------------------------------------------------
 
     async def on_handoff(
         self, context: RunContextWrapper[Any], from_agent: Agent[Any], to_agent: Agent[Any]
     ) -> None:
+        run = self.run_id(context)
         tools = {getattr(t, "name", None) for t in getattr(from_agent, "tools", ())}
-        handed = [c for c in self._last_calls.get(from_agent.name, ()) if c[0] not in tools]
+        calls = self._last_calls.get((run, from_agent.name), [])
+        handed_calls = [c for c in calls if c[0] not in tools]
+        handed = [(name, args) for name, args, _ in handed_calls]
+        call_id = next((c[2] for c in handed_calls if c[2]), None)
         to_id = self._runtimes.agent_id(to_agent.name)
+        named = FrameworkCall(f"handoff to {to_agent.name}", "", str(handed))
 
         def record(runtime: AgentRuntime) -> None:
             self._runtimes.get(to_agent.name)  # open the receiving side too (same store)
-            event = runtime.record_handoff(to_id, {"to": to_agent.name, "calls": handed})
-            self._remember_call(
-                runtime.agent_id, event.seq, (f"handoff to {to_agent.name}", "", str(handed))
+            self._recorder.handoff(
+                runtime,
+                to_id,
+                {"to": to_agent.name, "calls": handed},
+                run_id=run,
+                call_id=call_id,
+                call=named,
             )
 
-        await run_blocking(lambda: self._runtimes.call(from_agent.name, record))
-        await self._guard(from_agent, f"handoff:{to_agent.name}")
+        await run_blocking(self._runtimes.call, from_agent.name, record)
+        await self._guard(from_agent, f"handoff:{to_agent.name}", run)
 
 
 def _tool_call(context: RunContextWrapper[Any], tool: Tool) -> tuple[str, str, str]:
@@ -261,13 +275,3 @@ def _tool_call(context: RunContextWrapper[Any], tool: Tool) -> tuple[str, str, s
     call_id = getattr(context, "tool_call_id", None) or ""
     arguments = getattr(context, "tool_arguments", None) or ""
     return str(name), str(call_id), str(arguments)
-
-
-def _signal_events(signal: Any) -> list[dict[str, Any]]:
-    """The events of a loop signal, whether a LoopSignal or its dict form."""
-    if signal is None:
-        return []
-    if isinstance(signal, dict):
-        events = signal.get("events") or []
-        return [e for e in events if isinstance(e, dict)]
-    return [e._asdict() for e in getattr(signal, "events", ())]

@@ -36,8 +36,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from agents import SessionABC, SessionSettings
 
 from octopoda import AgentRuntime, Event, InvalidInput, OctopodaError, StorageError
+from octopoda.integrations import run_blocking, run_settled
 
-from ._common import StoreArg, run_blocking, run_settled
+from ._common import StoreArg
+from ._runs import CONVERSATIONS
 
 if TYPE_CHECKING:
     from agents import RunContextWrapper, TResponseInputItem
@@ -191,7 +193,12 @@ class OctopodaSession(SessionABC):
         return f"OctopodaSession({self.session_id!r}, store={self.runtime.store.url!r})"
 
     # -- the SDK's Session interface ------------------------------------------------------------
-    # Every method takes ``wrapper`` by keyword: the SDK (0.20+) then passes the run context.
+    # Every method takes ``wrapper`` by keyword: the SDK (0.20+) then passes the run context,
+    # which tells the run hooks that this run is this session's conversation.
+
+    def _in_run(self, wrapper: RunContextWrapper[Any] | None) -> None:
+        if wrapper is not None:
+            CONVERSATIONS.note(wrapper, self.session_id)
 
     async def get_items(
         self, limit: int | None = None, *, wrapper: RunContextWrapper[Any] | None = None
@@ -200,6 +207,7 @@ class OctopodaSession(SessionABC):
         latest ``limit`` of them. ``limit=0`` gives none, a negative limit all (as
         ``SQLiteSession``)."""
         self._check_open()
+        self._in_run(wrapper)
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
@@ -217,6 +225,7 @@ class OctopodaSession(SessionABC):
         Cancelled, it raises ``CancelledError`` once the write has committed or rolled
         back, so a caller that retries knows which."""
         self._check_open()  # before the empty-list shortcut, as SQLiteSession
+        self._in_run(wrapper)
         if not items:
             return
         tags: tuple[str, ...] = ()

@@ -11,8 +11,9 @@ from typing import Any
 from agents.tracing import AgentSpanData, FunctionSpanData, Span, Trace, TracingProcessor
 
 from octopoda import AgentRuntime, LoopPolicy, OctopodaError
+from octopoda.integrations import ActionRecorder, AgentRuntimes, parse_arguments
 
-from ._common import Runtimes, StoreArg, parse_arguments
+from ._common import StoreArg
 from ._hooks import is_sdk_tool_error
 
 __all__ = ["OctopodaTracingProcessor"]
@@ -39,7 +40,9 @@ class OctopodaTracingProcessor(TracingProcessor):
     replaces the SDK's default exporter (nothing leaves the machine), and
     ``agents.add_trace_processor(...)`` adds it beside the exporter. Tracing cannot stop a
     run; use :class:`OctopodaRunHooks` for the breaker (and not both, or calls are recorded
-    twice). Spans outside any agent span go to the agent ``default_agent``.
+    twice). Spans outside any agent span go to the agent ``default_agent``. Each call's run
+    is its trace's conversation: the trace's ``group_id`` (``RunConfig(group_id=...)``),
+    else the trace's id (one run per ``Runner.run``).
     """
 
     def __init__(
@@ -52,14 +55,16 @@ class OctopodaTracingProcessor(TracingProcessor):
         default_agent: str = "openai-agents",
         is_error: Callable[[object], bool] = is_sdk_tool_error,
     ) -> None:
-        self._runtimes = Runtimes(
+        self._runtimes = AgentRuntimes(
             store, policy=policy, agent_prefix=agent_prefix, agent_ids=agent_ids
         )
+        self._recorder = ActionRecorder()
         self._default = default_agent
         self._is_error = is_error
         # open spans: span id -> (parent id, agent name for agent spans); a function span
         # belongs to the nearest agent span above it (turn spans sit in between from 0.20)
         self._open: dict[str, tuple[str | None, str | None]] = {}
+        self._traces: dict[str, str] = {}  # open trace id -> its run (group id, or itself)
         self._lock = threading.Lock()
 
     def runtime(self, agent_name: str) -> AgentRuntime:
@@ -67,10 +72,16 @@ class OctopodaTracingProcessor(TracingProcessor):
         return self._runtimes.runtime(agent_name)
 
     def on_trace_start(self, trace: Trace) -> None:
-        pass
+        group = getattr(trace, "group_id", None)
+        run = group if isinstance(group, str) and group else trace.trace_id
+        with self._lock:
+            self._traces[trace.trace_id] = run
+            while len(self._traces) > _KEEP_SPANS:
+                self._traces.pop(next(iter(self._traces)))
 
     def on_trace_end(self, trace: Trace) -> None:
-        pass
+        with self._lock:
+            self._traces.pop(trace.trace_id, None)
 
     def on_span_start(self, span: Span[Any]) -> None:
         data = span.span_data
@@ -95,6 +106,7 @@ class OctopodaTracingProcessor(TracingProcessor):
         with self._lock:
             agent = self._agent_of(span.parent_id)
             self._open.pop(span.span_id, None)
+            run = self._traces.get(span.trace_id) or span.trace_id or None
         if not isinstance(data, FunctionSpanData):
             return
         error: Any = span.error
@@ -108,12 +120,14 @@ class OctopodaTracingProcessor(TracingProcessor):
         try:
             self._runtimes.call(
                 agent,
-                lambda runtime: runtime.record_tool_call(
+                lambda runtime: self._recorder.tool_call(
+                    runtime,
                     data.name,
                     parse_arguments(data.input),
                     result=None if error else data.output,
                     error=error or None,
                     duration_ms=_duration_ms(span),
+                    run_id=run,
                 ),
             )
         except OctopodaError:

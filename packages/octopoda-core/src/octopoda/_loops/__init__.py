@@ -16,6 +16,8 @@
 * ``payloads``: typed views of the event payloads the detectors read.
 * ``passes``: what ping-pong reads from the store (an agent's recent passes, a shared
   key's writers, a partner's tool calls).
+* ``runs``: the detection state of each run of an agent (``RunStates``); ``outages``: the
+  same failure across many runs (``OutageWatch``).
 * ``policy``: ``LoopPolicy``; ``guard``: ``LoopGuard``, an agent runtime's detectors,
   breaker and accounting.
 
@@ -31,7 +33,15 @@ from .policy import LoopPolicy
 from .recall_write import RecallWriteDetector
 from .reflection import ReflectionDetector
 from .retry import RetryDetector
-from .signals import SIGNAL_KINDS, LoopEventRef, LoopSignal, LoopStatus, describe
+from .signals import (
+    SIGNAL_KINDS,
+    LoopEventRef,
+    LoopSignal,
+    LoopStatus,
+    Outage,
+    describe,
+    describe_outage,
+)
 
 __all__ = [
     "SIGNAL_KINDS",
@@ -45,10 +55,12 @@ __all__ = [
     "LoopStatus",
     "NoveltyTracker",
     "OscillationDetector",
+    "Outage",
     "PingPongDetector",
     "RecallWriteDetector",
     "ReflectionDetector",
     "RetryDetector",
     "describe",
+    "describe_outage",
     "paused_error",
 ]

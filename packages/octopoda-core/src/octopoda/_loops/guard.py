@@ -1,5 +1,9 @@
-"""The loop guard of one agent runtime: the novelty tracker and its detectors, the pass log
-they read, the circuit breaker (the policy applied), accounting, and the warm-up replay."""
+"""The loop guard of one agent runtime: the detection state of each of its runs (a novelty
+tracker and its detectors per run, ``runs.py``), the pass log they read, the outage watch
+across runs, the circuit breaker (the policy applied), accounting, and the warm-up replay.
+
+The pipeline processor (``processors()``) routes each event by its ``payload["run_id"]``
+(None: the agent's default run) to that run's novelty tracker: one dictionary lookup."""
 
 from __future__ import annotations
 
@@ -12,14 +16,15 @@ from typing import TYPE_CHECKING, Any, Final
 from .._errors import AgentPaused, InvalidInput, LoopDetected
 from .._records import Event
 from .monitor import Detector, LoopMonitor
-from .novelty import NoveltyTracker
 from .oscillation import OscillationDetector
+from .outages import OutageWatch
 from .passes import PassLog, key_history, partner_work
 from .ping_pong import PingPongDetector
 from .policy import LoopPolicy
 from .recall_write import RecallWriteDetector
 from .reflection import ReflectionDetector
 from .retry import RetryDetector
+from .runs import RunState, RunStates
 from .signals import LoopSignal, LoopStatus, describe
 
 if TYPE_CHECKING:
@@ -40,9 +45,13 @@ WARM_UP_EVENTS: Final = 256
 millisecond), so a loop that spans restarts (a crash loop, even after a long start-up) is
 still seen."""
 
+Tripped = tuple[str, LoopSignal | None, str | None]
+"""Why the policy wants a pause, the signal that tripped it (None: a cap), and the run to
+pause (None: the agent)."""
+
 
 class LoopGuard:
-    """Detectors, breaker and statistics of one agent runtime."""
+    """Detectors (per run), breaker and statistics of one agent runtime."""
 
     def __init__(self, agent: str, store: Store, policy: LoopPolicy | None, now: float) -> None:
         if policy is not None and not isinstance(policy, LoopPolicy):
@@ -53,12 +62,11 @@ class LoopGuard:
         self.agent = agent
         self.store = store
         self.policy = policy or LoopPolicy()
-        self.monitor = LoopMonitor()
-        self.novelty = NoveltyTracker(self.monitor)
         self.passes = PassLog(agent, store)
-        self.detectors = self._detectors()
-        self.novelty.attach(self.detectors)
-        self._detect: Processor = self.novelty.process
+        self.runs = RunStates(self._detectors)
+        self.default = self.runs.default
+        self.outages = OutageWatch(self.policy.outage_runs, self.policy.outage_window_seconds)
+        self._detect: Processor = self._dispatcher()
         self.operations: Counter[str] = Counter()
         self.read_us: deque[float] = deque(maxlen=2048)
         self.write_us: deque[float] = deque(maxlen=2048)
@@ -67,10 +75,13 @@ class LoopGuard:
         self.spend_total = 0.0
         self.capped_calls = 0  # tool calls since start or resume (for max_tool_calls)
         self.paused_here = False
+        self.paused_after = 0  # the agent's pause: the seq of the action that tripped it
+        self.pause_reason: str | None = None
         self._warm_up(now)
 
-    def _detectors(self) -> list[Detector]:
-        """The five detectors with the policy's thresholds (ping-pong reads the store)."""
+    def _detectors(self, monitor: LoopMonitor, run_id: str | None) -> list[Detector]:
+        """The five detectors of one run with the policy's thresholds (ping-pong reads the
+        store: the agent's passes of that run)."""
         detectors = []
         for kind, cls in DETECTORS.items():
             options = self.policy.detectors.get(kind, {})
@@ -78,12 +89,12 @@ class LoopGuard:
             if kind == "ping_pong":
                 store = self.store
                 args = (
-                    self.passes.passes,
+                    self.passes.of_run(run_id),
                     partial(key_history, store),
                     partial(partner_work, store),
                 )
             try:
-                detectors.append(cls(self.monitor, *args, **options))
+                detectors.append(cls(monitor, *args, **options))
             except TypeError as exc:
                 raise InvalidInput(f"LoopPolicy(detectors={{{kind!r}: ...}}): {exc}") from None
         return detectors
@@ -96,8 +107,12 @@ class LoopGuard:
             return
         for event in self.store.events(self.agent, after_seq=max(0, row.head_seq - WARM_UP_EVENTS)):
             self._detect(event)
-        self.monitor.unannounced()  # already recorded by the process that saw them
-        self.monitor.detections = 0
+            if event.kind == "paused" or event.kind == "resumed":
+                self._replay_pause(event)
+        for state in self.runs:  # already recorded by the process that saw them
+            state.monitor.unannounced()
+            state.monitor.detections = 0
+        self.outages.unannounced()
         if self.policy.spend_cap_usd is not None:
             since = now - self.policy.spend_window_seconds
             for event in self.store.events(
@@ -107,16 +122,60 @@ class LoopGuard:
                 if cost:
                     self.spend.append((event.time, cost))
 
+    def _replay_pause(self, event: Event) -> None:
+        """A replayed pause is one this runtime knows of (``paused_here``: lifted in
+        another process later, its run starts afresh here too); a replayed resume starts
+        its run (the agent's: every run) afresh, as it did where it was called."""
+        run = event.payload.get("run_id")
+        state = self.runs.get(run) if type(run) is str else None
+        if event.kind == "paused":
+            if state is None:
+                self.paused_here = True
+            else:
+                state.paused_here = True
+        elif state is None:
+            self.resumed()
+        else:
+            self.resumed_run(state)
+
     # -- the pipeline side ------------------------------------------------------------------
 
     def processors(self) -> list[Processor]:
-        """One pipeline processor: the novelty tracker, which counts the action and runs
-        the detectors."""
+        """One pipeline processor: it hands each event to its run's novelty tracker, which
+        counts the action and runs the detectors."""
         return [self._detect]
 
+    def _dispatcher(self) -> Processor:
+        """The processor, specialised once: it runs on every event inside the write, where
+        each attribute lookup counts (bench 7), so what it needs is bound here."""
+        default = self.default.process
+        state_of_run = self.runs.get
+        observe = self.outages.observe
+
+        def dispatch(event: Event) -> Event:
+            run = event.payload.get("run_id")
+            if run is None or type(run) is not str:  # (not a str: not a runtime's; the agent's)
+                return default(event)
+            if event.kind == "tool_call":
+                observe(event, run)
+            return state_of_run(run).process(event)
+
+        return dispatch
+
+    def state_of(self, event: Event) -> RunState:
+        """The detection state of the run ``event`` belongs to."""
+        run = event.payload.get("run_id")
+        return self.runs.get(run) if type(run) is str else self.default
+
+    @property
+    def detections(self) -> int:
+        """Loops detected by this runtime (in every run)."""
+        return sum(s.monitor.detections for s in self.runs) + self.runs.dropped_detections
+
     def observe_read(self, namespace: str, key: str, data: Any, now: float) -> None:
-        """A read: through the read-aware detectors, in memory only."""
-        self.novelty.observe_read(self.agent, namespace, key, data, now)
+        """A read (the agent's, in its default run): through the read-aware detectors, in
+        memory only."""
+        self.default.novelty.observe_read(self.agent, namespace, key, data, now)
 
     # -- accounting -------------------------------------------------------------------------
 
@@ -143,13 +202,16 @@ class LoopGuard:
 
     # -- the breaker ------------------------------------------------------------------------
 
-    def tripped(self, now: float) -> tuple[str, LoopSignal | None] | None:
-        """Why the policy wants the agent paused now, or None."""
+    def tripped(self, now: float, state: RunState | None) -> Tripped | None:
+        """Why the policy wants a pause now (a loop of run ``state``, or a cap), or None.
+        A loop pauses its run with ``pause_scope="run"`` (the agent for the default run);
+        the caps, which count every run, pause the agent."""
         policy = self.policy
-        if policy.on_loop == "pause":
-            for signal in self.monitor.signals(now):
+        if policy.on_loop == "pause" and state is not None:
+            for signal in state.monitor.signals(now):
                 if signal.confidence >= policy.min_confidence:
-                    return describe(signal, self.agent), signal
+                    run = state.run_id if policy.pause_scope == "run" else None
+                    return describe(signal, self.agent), signal, run
         if policy.spend_cap_usd is not None:
             spent = self.spend_in_window(now)
             if spent > policy.spend_cap_usd:
@@ -157,47 +219,71 @@ class LoopGuard:
                     f"spend cap: ${spent:.4f} reported in the last"
                     f" {policy.spend_window_seconds:g}s exceeds ${policy.spend_cap_usd:g}",
                     None,
+                    None,
                 )
         if policy.max_tool_calls is not None and self.capped_calls >= policy.max_tool_calls:
-            return f"tool-call cap: {self.capped_calls} tool calls recorded", None
+            return f"tool-call cap: {self.capped_calls} tool calls recorded", None, None
         return None
 
-    def raise_for_loop(self, event: Event) -> None:
+    def raise_for_loop(self, event: Event, state: RunState) -> None:
         """With ``on_loop="raise"``: raise if ``event`` completed (or continued) a loop."""
         if self.policy.on_loop != "raise":
             return
-        for signal in self.monitor.signals(event.time):
+        for signal in state.monitor.signals(event.time):
             if signal.confidence >= self.policy.min_confidence and any(
                 e.seq == event.seq and e.agent in ("", self.agent) for e in signal.events
             ):
                 raise LoopDetected(f"agent {self.agent!r}: {describe(signal, self.agent)}", signal)
 
     def resumed(self) -> None:
-        """Start afresh after a resume (here or in another process)."""
-        self.monitor.reset()
+        """Start afresh after the agent's resume (here or in another process): every run."""
+        for state in self.runs:
+            self.resumed_run(state)
         self.spend.clear()
         self.capped_calls = 0
         self.paused_here = False
+        self.paused_after, self.pause_reason = 0, None
 
-    def status(self, now: float) -> LoopStatus:
-        signals = self.monitor.signals(now)
+    @staticmethod
+    def resumed_run(state: RunState) -> None:
+        """Start one run afresh after its resume."""
+        state.monitor.reset()
+        state.paused_here = False
+        state.paused_after, state.pause_reason = 0, None
+
+    def status(self, now: float, run_id: str | None = None) -> LoopStatus:
+        """Every run's signals (``run_id``: that run's), strongest first, and the outages."""
+        if run_id is None:
+            states = list(self.runs)
+        else:
+            found = self.runs.peek(run_id)
+            states = [] if found is None else [found]
+        signals = sorted(
+            (s for state in states for s in state.monitor.signals(now)),
+            key=lambda s: -s.confidence,
+        )
+        outages = self.outages.outages(now, run_id)
         if not signals:
-            return LoopStatus("ok", ())
+            return LoopStatus("warning" if outages else "ok", (), outages)
         looping = any(s.confidence >= self.policy.min_confidence for s in signals)
-        return LoopStatus("looping" if looping else "warning", signals)
+        return LoopStatus("looping" if looping else "warning", tuple(signals), outages)
 
 
-def paused_error(agent: str, reason: str | None) -> AgentPaused:
-    """The error for a paused agent, from the stored pause reason (JSON with the reason
-    and the signal, or plain text)."""
+def paused_error(agent: str, reason: str | None, run_id: str | None = None) -> AgentPaused:
+    """The error for a paused agent (or its run ``run_id``), from the stored pause reason
+    (JSON with the reason and the signal, or plain text)."""
     text = reason or "paused"
     try:
         info = json.loads(text)
         text = str(info.get("reason", text))
     except ValueError:
         info = None
-    return AgentPaused(
-        f"agent {agent!r} is paused: {text}. Fix the cause, then call agent.resume().",
-        text,
-        info.get("signal") if isinstance(info, dict) else None,
-    )
+    signal = info.get("signal") if isinstance(info, dict) else None
+    if run_id is None:
+        message = f"agent {agent!r} is paused: {text}. Fix the cause, then call agent.resume()."
+    else:
+        message = (
+            f"run {run_id!r} of agent {agent!r} is paused: {text}. Fix the cause, then call"
+            f" agent.resume(run_id={run_id!r})."
+        )
+    return AgentPaused(message, text, signal, run_id=run_id)

@@ -31,7 +31,8 @@ class _Active:
 
 
 class LoopMonitor:
-    """Holds the active signals of one agent runtime and what is still to be recorded.
+    """Holds the active signals of one run of an agent (``run_id``; None: its default run)
+    and what is still to be recorded; the signals it reports name that run.
 
     A signal is over when its stream makes progress (the detector clears it), or once the
     agent has moved on: ``clear_after_progress`` events that brought something new,
@@ -54,6 +55,7 @@ class LoopMonitor:
         "event_novel",
         "minor",
         "novelty",
+        "run_id",
         "thoughts",
         "waits",
     )
@@ -64,7 +66,9 @@ class LoopMonitor:
         clear_after_actions: int = 25,
         clear_after_seconds: float = 600.0,
         clear_after_progress: int = 3,
+        run_id: str | None = None,
     ) -> None:
+        self.run_id = run_id
         self.clear_after_actions = clear_after_actions
         self.clear_after_seconds = clear_after_seconds
         self.clear_after_progress = clear_after_progress
@@ -137,6 +141,8 @@ class LoopMonitor:
         """A detector saw a loop in ``stream`` (again): keep the strongest, newest view."""
         key = (signal.kind, stream)
         now = signal.detected_at  # (the event's time)
+        if self.run_id is not None:
+            signal = signal._replace(run_id=self.run_id)
         current = self.active.get(key)
         if current is None:
             self.active[key] = _Active(signal, self._actions, now, self.novelty)

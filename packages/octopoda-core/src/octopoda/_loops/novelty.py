@@ -57,7 +57,15 @@ from .streams import CallRun, KeyStream, read_stream
 __all__ = ["NOT_ACTIONS", "NoveltyTracker"]
 
 NOT_ACTIONS = frozenset(
-    {"loop_detected", "paused", "resumed", "snapshot", "message_read", "space_created"}
+    {
+        "loop_detected",
+        "outage_detected",
+        "paused",
+        "resumed",
+        "snapshot",
+        "message_read",
+        "space_created",
+    }
 )
 """Event kinds that are bookkeeping, not actions of the agent: not counted."""
 

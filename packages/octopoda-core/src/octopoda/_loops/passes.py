@@ -5,7 +5,7 @@ key's recent writers (``key_history``) and whether a partner's tool calls told i
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .._records import Event
@@ -38,6 +38,11 @@ class PassLog:
     to one inbox), so none is missed. On SQLite, where one writer at a time means all ids
     appear in order, a pass whose message id is the next after this agent's last needs
     no read at all: nothing was stored in between.
+
+    Each pass keeps the run it was sent in (its event's, or its message row's
+    ``run_id``). A run's ping-pong sees the passes of that run and those sent without a run
+    (``of_run``); the default run sees only those: the same handoff made once in each of
+    three conversations is no ping-pong.
     """
 
     __slots__ = (
@@ -49,6 +54,8 @@ class PassLog:
         "_passes",
         "_received",
         "_run",
+        "_runs",
+        "_scoped",
         "_store",
         "agent",
     )
@@ -64,6 +71,8 @@ class PassLog:
         self._run = (0, -1)  # the newest run of seqs this runtime committed without a gap
         self._passes: list[Pass] = []  # by message id
         self._ids: list[int] = []  # their message ids
+        self._runs: list[str | None] = []  # the run each was sent in
+        self._scoped = 0  # how many of them were sent in a run
         self._received = 0  # the id of the newest message to this agent read
         self._own_through = -1  # the agent's own passes up to this seq are known
         self._gists: dict[str, str] = {}  # message body digest -> content gist
@@ -73,9 +82,20 @@ class PassLog:
         first, last = self._run
         self._run = (first, seq) if seq == last + 1 else (seq, seq)
 
+    def of_run(self, run_id: str | None) -> Callable[[Event], Sequence[Pass]]:
+        """``passes`` as run ``run_id``'s ping-pong reads them: its own and the unscoped."""
+
+        def exchange(event: Event) -> Sequence[Pass]:
+            passes = self.passes(event)
+            if not self._scoped:
+                return passes
+            return [p for p, r in zip(passes, self._runs, strict=True) if r is None or r == run_id]
+
+        return exchange
+
     def passes(self, event: Event) -> Sequence[Pass]:
         """The agent's newest passes, oldest first, the one ``event`` is storing included
-        (kept here: read, do not change)."""
+        (kept here: read, do not change), of every run."""
         first, last = self._run
         own = self._own_through
         seq = event.seq
@@ -95,11 +115,13 @@ class PassLog:
         to = str(p["to"])
         ref = (seq, kind, to, str(p.get("preview", ""))[:60], self.agent)
         content = str(p.get("content_gist") or p.get("content_sha256"))
-        self._add(message_id, (self.agent, to, content, event.time, ref), to == self.agent)
+        run = p.get("run_id")
+        item = (self.agent, to, content, event.time, ref)
+        self._add(message_id, item, to == self.agent, run if type(run) is str else None)
         return self._passes
 
     def _load(self) -> None:
-        self._passes, self._ids, self._received = [], [], 0
+        self._passes, self._ids, self._runs, self._received, self._scoped = [], [], [], 0, 0
         for row in self._store.messages(party=self.agent, limit=WINDOW):
             self._add_row(row)
 
@@ -123,9 +145,10 @@ class PassLog:
         kind = "handoff" if row.message_type == "handoff" else "message_sent"
         to = str(row.recipient)
         ref = (row.seq, kind, to, row.body[:60], row.sender)
-        self._add(row.id, (row.sender, to, gist, row.created_at, ref), to == self.agent)
+        item = (row.sender, to, gist, row.created_at, ref)
+        self._add(row.id, item, to == self.agent, row.run_id)
 
-    def _add(self, message_id: int, item: Pass, received: bool) -> None:
+    def _add(self, message_id: int, item: Pass, received: bool, run: str | None) -> None:
         """Insert a pass by its message id (once), keeping the newest ``WINDOW``."""
         ids = self._ids
         if not ids or message_id > ids[-1]:
@@ -136,11 +159,14 @@ class PassLog:
                 return  # known, or older than every pass kept
         ids.insert(at, message_id)
         self._passes.insert(at, item)
+        self._runs.insert(at, run)
+        self._scoped += run is not None
         if received and message_id > self._received:
             self._received = message_id
         if len(ids) > WINDOW:
             ids.pop(0)
             self._passes.pop(0)
+            self._scoped -= self._runs.pop(0) is not None
 
 
 def key_history(store: Store, namespace: str, key: str) -> list[Pass]:

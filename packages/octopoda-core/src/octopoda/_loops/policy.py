@@ -12,6 +12,7 @@ from .signals import SIGNAL_KINDS
 __all__ = ["LoopPolicy", "non_negative"]
 
 _ON_LOOP: Final = ("warn", "pause", "raise")
+_PAUSE_SCOPES: Final = ("run", "agent")
 
 
 def non_negative(value: Any, what: str, kind: type | tuple[type, ...] = (int, float)) -> Any:
@@ -33,6 +34,15 @@ class LoopPolicy:
     when this runtime has recorded that many tool calls (since it started or resumed).
     ``detectors``: thresholds per detector, e.g. ``{"retry": {"max_failures": 4}}`` (the
     arguments of the detector classes: ``octopoda._loops.retry.RetryDetector``, ...).
+
+    Runs: loops are detected per run (the ``run_id`` an action carries: a thread, a
+    session, a crew or team run; actions without one are the agent's default run).
+    ``pause_scope="run"`` (the default) pauses the run the loop is in, and only it; the
+    agent's other runs go on. ``"agent"`` pauses the whole agent for a loop in any run. A
+    loop of the default run, and the spend and tool-call caps (which count every run),
+    pause the agent. The same failure (tool and error) in ``outage_runs`` (3) distinct runs
+    within ``outage_window_seconds`` (600) is an outage: reported by ``loop_status()`` and
+    recorded once, never a pause by itself.
     """
 
     __slots__ = (
@@ -40,6 +50,9 @@ class LoopPolicy:
         "max_tool_calls",
         "min_confidence",
         "on_loop",
+        "outage_runs",
+        "outage_window_seconds",
+        "pause_scope",
         "spend_cap_usd",
         "spend_window_seconds",
     )
@@ -53,9 +66,18 @@ class LoopPolicy:
         spend_window_seconds: float = 3600.0,
         max_tool_calls: int | None = None,
         detectors: dict[str, dict[str, Any]] | None = None,
+        pause_scope: str = "run",
+        outage_runs: int = 3,
+        outage_window_seconds: float = 600.0,
     ) -> None:
         if on_loop not in _ON_LOOP:
             raise InvalidInput(f"on_loop must be one of {', '.join(_ON_LOOP)}, not {on_loop!r}")
+        if pause_scope not in _PAUSE_SCOPES:
+            raise InvalidInput(f"pause_scope must be 'run' or 'agent', not {pause_scope!r}")
+        if non_negative(outage_runs, "outage_runs", int) < 2:
+            raise InvalidInput(f"outage_runs must be at least 2, not {outage_runs!r}")
+        if non_negative(outage_window_seconds, "outage_window_seconds") == 0:
+            raise InvalidInput("outage_window_seconds must be positive")
         if not 0.0 <= non_negative(min_confidence, "min_confidence") <= 1.0:
             raise InvalidInput(f"min_confidence must be between 0 and 1, not {min_confidence!r}")
         if spend_cap_usd is not None:
@@ -69,6 +91,9 @@ class LoopPolicy:
         self.spend_cap_usd = spend_cap_usd
         self.spend_window_seconds = float(spend_window_seconds)
         self.max_tool_calls = max_tool_calls
+        self.pause_scope = pause_scope
+        self.outage_runs = outage_runs
+        self.outage_window_seconds = float(outage_window_seconds)
         self.detectors = dict(detectors or {})
         unknown = set(self.detectors) - set(SIGNAL_KINDS)
         if unknown or not all(isinstance(v, dict) for v in self.detectors.values()):
@@ -81,5 +106,6 @@ class LoopPolicy:
         return (
             f"LoopPolicy(on_loop={self.on_loop!r}, min_confidence={self.min_confidence},"
             f" spend_cap_usd={self.spend_cap_usd}, spend_window_seconds="
-            f"{self.spend_window_seconds}, max_tool_calls={self.max_tool_calls})"
+            f"{self.spend_window_seconds}, max_tool_calls={self.max_tool_calls},"
+            f" pause_scope={self.pause_scope!r})"
         )

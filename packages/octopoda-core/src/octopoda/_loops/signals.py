@@ -1,5 +1,6 @@
-"""What a detection is: the events of a loop, the signal naming them, an agent's status, and
-how a signal reads to a person (``describe``, ``call_text``)."""
+"""What a detection is: the events of a loop, the signal naming them (and its run), an
+outage (one failure across many runs), an agent's status, and how a signal reads to a
+person (``describe``, ``call_text``)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ __all__ = [
     "LoopEventRef",
     "LoopSignal",
     "LoopStatus",
+    "Outage",
     "RefTuple",
     "call_text",
     "confidence",
     "describe",
+    "describe_outage",
 ]
 
 SIGNAL_KINDS = ("retry", "oscillation", "ping_pong", "reflection", "recall_write")
@@ -41,7 +44,8 @@ AgentRefTuple = tuple[int, str, str, str, str]
 
 
 class LoopSignal(NamedTuple):
-    """An active (or past) detection."""
+    """An active (or past) detection. ``run_id`` is the run it was seen in (None: the
+    agent's default run, the actions recorded without a run id)."""
 
     kind: str
     confidence: float
@@ -50,30 +54,72 @@ class LoopSignal(NamedTuple):
     explanation: str
     suggestion: str
     detected_at: float
+    run_id: str | None = None
 
     @property
     def seqs(self) -> tuple[int, ...]:
         return tuple(e.seq for e in self.events if e.seq)
 
     def to_dict(self) -> dict[str, Any]:
+        """As JSON-safe data; ``run_id`` only when the signal has one."""
         out = self._asdict()
         out["events"] = [e._asdict() for e in self.events]
+        if self.run_id is None:
+            del out["run_id"]
         return out
 
 
-class LoopStatus(NamedTuple):
-    """``state`` is ``ok``, ``warning`` (signals below the policy's confidence) or
-    ``looping``."""
+class Outage(NamedTuple):
+    """The same failure (tool and error digest) in several runs at once: an upstream that
+    is down, not a loop of any one run. It names the tool, the error (a preview), the runs
+    it was seen in and the seqs of the failed calls (oldest first), and when it was first
+    and last seen. Reported by ``loop_status()``, recorded once as an ``outage_detected``
+    event; it never pauses a run by itself."""
 
+    tool: str
+    error: str
+    error_sha256: str
+    runs: tuple[str, ...]
+    seqs: tuple[int, ...]
+    first_seen: float
+    last_seen: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self._asdict()
+        out["runs"], out["seqs"] = list(self.runs), list(self.seqs)
+        return out
+
+
+class _StatusFields(NamedTuple):
     state: str
     signals: tuple[LoopSignal, ...]
+
+
+class LoopStatus(_StatusFields):
+    """``state`` is ``ok``, ``warning`` (signals below the policy's confidence, or an
+    outage) or ``looping``; ``signals`` the active signals, strongest first.
+
+    ``outages``: failures seen across runs (:class:`Outage`). It is an attribute, not a
+    field: a status is still the pair ``(state, signals)`` (``status == ("ok", ())``)."""
+
+    outages: tuple[Outage, ...] = ()  # (also for a status made by _make or _replace)
+
+    def __new__(
+        cls, state: str, signals: tuple[LoopSignal, ...], outages: tuple[Outage, ...] = ()
+    ) -> LoopStatus:
+        status = super().__new__(cls, state, signals)
+        status.outages = outages
+        return status
 
     @property
     def looping(self) -> bool:
         return self.state == "looping"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "signals": [s.to_dict() for s in self.signals]}
+        out: dict[str, Any] = {"state": self.state, "signals": [s.to_dict() for s in self.signals]}
+        if self.outages:
+            out["outages"] = [o.to_dict() for o in self.outages]
+        return out
 
 
 def confidence(base: float, extra: int) -> float:
@@ -95,6 +141,16 @@ def describe(signal: LoopSignal, agent: str = "") -> str:
     return (
         f"{signal.kind} loop ({signal.confidence:.0%}): {signal.explanation} (events {listed});"
         f" suggestion: {signal.suggestion}"
+    )
+
+
+def describe_outage(outage: Outage) -> str:
+    """One line for logs: the tool, how many runs failed the same way, and the error."""
+    runs = ", ".join(outage.runs[:5]) + (", ..." if len(outage.runs) > 5 else "")
+    return (
+        f"outage: {outage.tool} failed the same way in {len(outage.runs)} runs ({runs})"
+        f" (events {', '.join(map(str, outage.seqs[-10:]))}): {outage.error}; this is"
+        " the tool's upstream, not a loop of any one run"
     )
 
 

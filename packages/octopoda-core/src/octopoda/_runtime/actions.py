@@ -1,6 +1,8 @@
-"""Actions adapters report (tool calls, LLM calls, handoffs), the breaker's controls (pause,
-resume, ``guard_tool_call``), loop status and health statistics: the loop-detection face
-of ``AgentRuntime``. The detectors, the policy and the breaker are in ``octopoda._loops``."""
+"""Actions adapters report (tool calls, LLM calls, handoffs, each optionally in a run and
+with the framework's call id), loop status and history, and health statistics: the
+loop-detection face of ``AgentRuntime``. The breaker's controls (``guard_tool_call``,
+pause, resume, runs) are in ``runs.py``; the detectors, the policy and the breaker's rules
+in ``octopoda._loops``."""
 
 from __future__ import annotations
 
@@ -14,17 +16,17 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from .._canonical import canonical_text
 from .._errors import InvalidInput
-from .._loops import LoopEventRef, LoopSignal, LoopStatus, paused_error
+from .._loops import LoopEventRef, LoopSignal, LoopStatus
 from .._loops.gists import content_gist, normalize_error, volatile_gist
 from .._loops.policy import non_negative
 from .._records import Event
 from .._store import SendMessage
-from .base import RuntimeBase
+from .base import RuntimeBase, checked_call_id, checked_run_id
 
 if TYPE_CHECKING:
     pass
 
-__all__ = ["ActionsMixin", "Stats", "digest_preview"]
+__all__ = ["ActionsMixin", "Stats", "digest_preview", "reason_of"]
 
 logger = logging.getLogger("octopoda")
 
@@ -78,6 +80,9 @@ class Stats(NamedTuple):
     loops_detected: int
     paused: bool
     pause_reason: str | None
+    paused_runs: tuple[str, ...] = ()
+    """The agent's paused runs (``paused`` is True when the agent or any run is paused;
+    ``pause_reason`` is the agent's, else the most recently paused run's)."""
 
 
 def _percentiles(samples: deque[float]) -> dict[str, float]:
@@ -98,7 +103,7 @@ def now_us(start: float) -> float:
 
 class ActionsMixin(RuntimeBase):
     """The loop-detection methods of ``AgentRuntime`` (tool and LLM calls, handoffs,
-    the breaker, status and statistics)."""
+    status and statistics)."""
 
     # -- recording --------------------------------------------------------------------------
 
@@ -113,11 +118,16 @@ class ActionsMixin(RuntimeBase):
         tokens_in: int = 0,
         tokens_out: int = 0,
         duration_ms: float | None = None,
+        run_id: str | None = None,
+        call_id: str | None = None,
     ) -> Event:
         """Record a tool call after it ran (``result``, or ``error``: an exception or text).
 
         Arguments and results are kept as SHA-256 digests plus a short preview. The call
-        goes through the loop detectors; with a pause policy a loop pauses the agent.
+        goes through the loop detectors of its run (``run_id``: a thread, session or run
+        id; None: the agent's default run); with a pause policy a loop pauses that run (or
+        the agent: ``LoopPolicy(pause_scope=...)``). ``call_id`` is the framework's id of
+        the call, kept in the event so a timeline names it.
         """
         if not isinstance(name, str) or not name:
             raise InvalidInput(f"a tool name must be a non-empty str, not {name!r}")
@@ -143,6 +153,7 @@ class ActionsMixin(RuntimeBase):
             if gist is not None:  # what the result says, without its timestamps and ids
                 payload["result_gist"] = gist
         self._usage(payload, cost_usd, tokens_in, tokens_out, duration_ms)
+        _scope(payload, run_id, call_id)
         event, _ = self._commit("tool_call", payload)
         return event
 
@@ -154,19 +165,31 @@ class ActionsMixin(RuntimeBase):
         tokens_in: int = 0,
         tokens_out: int = 0,
         duration_ms: float | None = None,
+        run_id: str | None = None,
+        call_id: str | None = None,
     ) -> Event:
-        """Record an LLM call with its token usage and cost (counted by the spend cap)."""
+        """Record an LLM call with its token usage and cost (counted by the spend cap), in
+        run ``run_id`` (None: the default run), with the framework's ``call_id``."""
         if not isinstance(model, str) or not model:
             raise InvalidInput(f"a model name must be a non-empty str, not {model!r}")
         payload: dict[str, Any] = {"model": model}
         self._usage(payload, cost_usd, tokens_in, tokens_out, duration_ms)
+        _scope(payload, run_id, call_id)
         event, _ = self._commit("llm_call", payload)
         return event
 
-    def record_handoff(self, to_agent: str, content: Any = None) -> Event:
-        """Record that this agent handed work (``content``) to ``to_agent``. The handoff is
-        also delivered as a message of type ``handoff``; handoffs going back and forth (or
-        around a ring of agents) with nothing new are a ping-pong loop, across processes too."""
+    def record_handoff(
+        self,
+        to_agent: str,
+        content: Any = None,
+        *,
+        run_id: str | None = None,
+        call_id: str | None = None,
+    ) -> Event:
+        """Record that this agent handed work (``content``) to ``to_agent``, in run
+        ``run_id``. The handoff is also delivered as a message of type ``handoff``;
+        handoffs going back and forth (or around a ring of agents) within one run with
+        nothing new are a ping-pong loop, across processes too."""
         if not isinstance(to_agent, str) or not to_agent:
             raise InvalidInput(f"to_agent must be a non-empty agent id, not {to_agent!r}")
         sha, preview = digest_preview(content)
@@ -180,7 +203,8 @@ class ActionsMixin(RuntimeBase):
             "content_gist": content_gist(body),
             "preview": preview,
         }
-        op = SendMessage(to_agent, None, "handoff", body, sha)
+        _scope(payload, run_id, call_id)
+        op = SendMessage(to_agent, None, "handoff", body, sha, run_id)
         event, _ = self._commit("handoff", payload, ops=[op])
         return event
 
@@ -201,58 +225,29 @@ class ActionsMixin(RuntimeBase):
         if duration_ms is not None:
             payload["duration_ms"] = float(non_negative(duration_ms, "duration_ms"))
 
-    # -- the breaker ------------------------------------------------------------------------
-
-    def guard_tool_call(self, name: str, args: Any = None) -> None:
-        """Call before running a tool: raises :class:`AgentPaused` when the agent is paused
-        (in this or any other process), or when the policy's caps are reached."""
-        if not isinstance(name, str) or not name:
-            raise InvalidInput(f"a tool name must be a non-empty str, not {name!r}")
-        row = self._store.agent(self._agent_id)
-        if row is not None and row.status == "paused":
-            raise paused_error(self._agent_id, row.status_reason)
-        if self._guard.paused_here:  # paused here, resumed in another process
-            self._guard.resumed()
-        tripped = self._guard.tripped(self._now())
-        if tripped is not None:
-            reason = self._pause(tripped[0], tripped[1])
-            raise paused_error(self._agent_id, reason)
-
-    def pause(self, reason: str) -> str:
-        """Pause the agent (persisted: every process sees it) and record why."""
-        return self._pause(reason, None)
-
-    def resume(self) -> bool:
-        """Lift a pause (set here or in any other process). Detection starts afresh. Returns
-        False (and records nothing) when the agent was not paused."""
-        row = self._store.agent(self._agent_id)
-        if row is None or row.status != "paused":
-            return False
-        self._guard.resumed()
-        self._after(lambda: self._commit("resumed", {}, status=("active", None)))
-        return True
-
-    @property
-    def paused(self) -> bool:
-        row = self._store.agent(self._agent_id)
-        return row is not None and row.status == "paused"
-
     # -- status -----------------------------------------------------------------------------
 
-    def loop_status(self) -> LoopStatus:
+    def loop_status(self, run_id: str | None = None) -> LoopStatus:
         """``ok``, ``warning`` or ``looping``, with the active signals (kind, confidence, the
-        events that form the loop, an explanation and a suggested fix). A signal ends with
-        progress in its own stream, or once the agent has moved on: three events that
-        brought something new, 25 actions or 600 seconds since the loop was last seen."""
-        return self._guard.status(self._now())
+        events that form the loop, an explanation, a suggested fix, and the run it is in)
+        of every run (``run_id``: of that run only), and the outages: the same failure in
+        several runs (``LoopStatus.outages``). A signal ends with progress in its own
+        stream, or once the run has moved on: three events that brought something new, 25
+        actions or 600 seconds since the loop was last seen."""
+        return self._guard.status(self._now(), checked_run_id(run_id))
 
     def loop_history(
-        self, *, since: float | None = None, limit: int | None = None
+        self, *, since: float | None = None, limit: int | None = None, run_id: str | None = None
     ) -> list[LoopSignal]:
-        """Past detections (``loop_detected`` events), oldest first, from every process."""
+        """Past detections (``loop_detected`` events), oldest first, from every process
+        (``run_id``: of that run only)."""
         out = []
         for e in self._store.events(
-            self._agent_id, since=since, kinds=("loop_detected",), limit=limit
+            self._agent_id,
+            since=since,
+            kinds=("loop_detected",),
+            limit=limit,
+            run_id=checked_run_id(run_id),
         ):
             p = e.payload
             refs = tuple(LoopEventRef(**r) for r in p.get("events", ()))
@@ -265,6 +260,7 @@ class ActionsMixin(RuntimeBase):
                     p["explanation"],
                     p["suggestion"],
                     p["detected_at"],
+                    p.get("run_id"),
                 )
             )
         return out
@@ -274,12 +270,10 @@ class ActionsMixin(RuntimeBase):
         guard = self._guard
         row = self._store.agent(self._agent_id)
         paused = row is not None and row.status == "paused"
-        reason = None
-        if paused and row is not None and row.status_reason:
-            try:
-                reason = str(json.loads(row.status_reason).get("reason"))
-            except ValueError:
-                reason = row.status_reason
+        stored = row.status_reason if paused and row is not None else None
+        runs = self._store.runs(self._agent_id, status="paused") if row is not None else []
+        if not paused and runs:
+            stored = runs[0].status_reason
         return Stats(
             operations=dict(guard.operations),
             read_latency_us=_percentiles(guard.read_us),
@@ -289,7 +283,27 @@ class ActionsMixin(RuntimeBase):
             spend_usd=round(guard.spend_total, 6),
             tokens_in=guard.totals["tokens_in"],
             tokens_out=guard.totals["tokens_out"],
-            loops_detected=guard.monitor.detections,
-            paused=paused,
-            pause_reason=reason,
+            loops_detected=guard.detections,
+            paused=paused or bool(runs),
+            pause_reason=reason_of(stored) if paused or runs else None,
+            paused_runs=tuple(r.run_id for r in runs),
         )
+
+
+def reason_of(stored: str | None) -> str | None:
+    """The reason of a stored pause (its JSON's ``reason``, or the text as it is)."""
+    if not stored:
+        return None
+    try:
+        return str(json.loads(stored).get("reason"))
+    except (ValueError, AttributeError):
+        return stored
+
+
+def _scope(payload: dict[str, Any], run_id: str | None, call_id: str | None) -> None:
+    """Put an action's run and the framework's call id into its payload (when given:
+    checked, before anything is committed)."""
+    if run_id is not None:
+        payload["run_id"] = checked_run_id(run_id)
+    if call_id is not None:
+        payload["call_id"] = checked_call_id(call_id)

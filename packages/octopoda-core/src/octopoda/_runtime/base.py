@@ -2,9 +2,10 @@
 
 ``RuntimeBase._commit`` turns a verb into an event, commits it with its memory writes in one
 transaction (the store runs the events pipeline inside it: loop detectors, the user's
-processors, the audit chainer), then applies the loop policy (``_after_commit``). The verbs
-live in the mixins beside this module (memory, history, decisions, actions, collab), each a
-subclass of this base; ``AgentRuntime`` (``runtime.py``) puts them together.
+processors, the audit chainer), then applies the loop policy (``_after_commit``) to the run
+the event belongs to (``payload["run_id"]``; none: the agent's default run). The verbs
+live in the mixins beside this module (memory, history, decisions, actions, runs, collab),
+each a subclass of this base; ``AgentRuntime`` (``runtime.py``) puts them together.
 """
 
 from __future__ import annotations
@@ -14,17 +15,20 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._audit.trail import AuditTrail
 from .._errors import InvalidInput, StorageError, VersionConflict
-from .._loops import LoopGuard, LoopPolicy, LoopSignal, describe
+from .._loops import LoopGuard, LoopPolicy, LoopSignal, describe, describe_outage
+from .._loops.guard import Tripped
+from .._loops.runs import RunState
 from .._records import (
     Event,
 )
 from .._store import (
     MemoryWrite,
     Op,
+    SetRunStatus,
     Store,
     StoredRow,
     agent_namespace,
@@ -43,7 +47,18 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("octopoda")
 
-__all__ = ["RuntimeBase", "checked_limit", "is_live", "optional_seconds", "required_seconds"]
+__all__ = [
+    "RuntimeBase",
+    "checked_call_id",
+    "checked_limit",
+    "checked_run_id",
+    "is_live",
+    "optional_seconds",
+    "required_seconds",
+]
+
+MAX_ID_CHARS = 512
+"""The longest run id or framework call id (a thread id, a session id, a UUID fit easily)."""
 
 REPEAT_WINDOW_EVENTS = 200
 """A decision is compared with the decisions among this agent's last 200 events."""
@@ -70,6 +85,38 @@ def required_seconds(value: float | timedelta, what: str) -> float:
 
 def checked_limit(limit: int | None, what: str = "limit") -> int | None:
     return validate_limit(limit, what)
+
+
+def _checked_id(value: Any, what: str, example: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS:
+        raise InvalidInput(
+            f"{what} must be None or a non-empty str of at most {MAX_ID_CHARS} characters"
+            f" ({example}), not {value!r:.80}"
+        )
+    if "\x00" in value:  # (PostgreSQL cannot store it)
+        raise InvalidInput(f"{what} {value!r:.80} contains a NUL character; remove it")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"{what} {value!r:.80} is not valid Unicode") from None
+    return value
+
+
+@overload
+def checked_run_id(run_id: str) -> str: ...
+@overload
+def checked_run_id(run_id: str | None) -> str | None: ...
+def checked_run_id(run_id: Any) -> str | None:
+    """A run id as an action carries it (None: the agent's default run)."""
+    return _checked_id(run_id, "run_id", "a thread, session or run id")
+
+
+def checked_call_id(call_id: Any) -> str | None:
+    """A framework's id of one call (a tool call id), or None."""
+    return _checked_id(call_id, "call_id", "the framework's tool call id")
 
 
 def is_live(row: StoredRow, now: float) -> bool:
@@ -200,41 +247,111 @@ class RuntimeBase:
             self._in_after_commit = busy
 
     def _after_commit(self, event: Event) -> None:
-        """After an action is stored: record new detections, apply the policy."""
+        """After an action is stored: record new detections (of the event's run) and
+        outages, apply the policy."""
         guard = self._guard
         guard.account(event)
         if self._in_after_commit:
             return
-        for signal in guard.monitor.unannounced():
-            logger.warning(
-                "octopoda: agent %r: %s", self._agent_id, describe(signal, self._agent_id)
-            )
-            self._after(lambda s=signal: self._commit("loop_detected", s.to_dict()))
+        run = event.payload.get("run_id")
+        state = guard.default if run is None else guard.state_of(event)
+        default = guard.default
         if (
-            guard.policy.on_loop == "warn"
-            and guard.policy.spend_cap_usd is None
-            and (guard.policy.max_tool_calls is None)
+            state.monitor.pending
+            or guard.outages.pending
+            or (state is not default and default.monitor.pending)
+        ):
+            self._announce(state)
+        policy = guard.policy
+        if (
+            policy.on_loop == "warn"
+            and policy.spend_cap_usd is None
+            and (policy.max_tool_calls is None)
         ):
             return
-        tripped = guard.tripped(event.time)
-        if tripped is not None:
-            row = self._store.agent(self._agent_id)
-            if row is not None and row.status != "paused":
-                if guard.paused_here:  # resumed in another process meanwhile
-                    guard.resumed()
-                    tripped = guard.tripped(event.time)
-                if tripped is not None:
-                    self._pause(tripped[0], tripped[1])
-        guard.raise_for_loop(event)
+        tripped = guard.tripped(event.time, state)
+        if tripped is not None and self._trip(event.time, state, tripped):
+            paused = guard if tripped[2] is None else guard.runs.get(tripped[2])
+            paused.paused_after = event.seq
+        guard.raise_for_loop(event, state)
 
-    def _pause(self, reason: str, signal: LoopSignal | None) -> str:
-        """Pause the agent (persisted: every process sees it), recording why and the signal
-        that tripped the breaker, if one did."""
+    def _announce(self, state: RunState) -> None:
+        """Record (and log) the new detections of ``state``'s run and of the default run
+        (reads), and new outages."""
+        guard = self._guard
+        states = (state,) if state is guard.default else (state, guard.default)
+        for each in states:
+            for signal in each.monitor.unannounced():
+                logger.warning(
+                    "octopoda: agent %r%s: %s",
+                    self._agent_id,
+                    "" if signal.run_id is None else f" run {signal.run_id!r}",
+                    describe(signal, self._agent_id),
+                )
+                self._after(lambda s=signal: self._commit("loop_detected", s.to_dict()))
+        if guard.outages.pending:
+            for outage in guard.outages.unannounced():
+                logger.warning("octopoda: agent %r: %s", self._agent_id, describe_outage(outage))
+                self._after(lambda o=outage: self._commit("outage_detected", o.to_dict()))
+
+    def _trip(self, now: float, state: RunState, tripped: Tripped) -> bool:
+        """Apply a pause the policy wants (``tripped``), unless it is in effect already; a
+        pause set here and lifted in another process meanwhile starts detection afresh.
+        True when it paused."""
+        run = tripped[2]
+        if run is None:
+            row = self._store.agent(self._agent_id)
+            if row is None or row.status == "paused":
+                return False
+            if self._guard.paused_here:  # resumed in another process meanwhile
+                self._guard.resumed()
+                found = self._guard.tripped(now, state)
+                if found is None:
+                    return False
+                tripped = found
+        else:
+            row, run_row = self._store.agent_and_run(self._agent_id, run)
+            if row is None or row.status == "paused":
+                return False  # (the whole agent is paused: so is the run)
+            if run_row is not None and run_row.status == "paused":
+                return False
+            if state.paused_here:  # resumed in another process meanwhile
+                self._guard.resumed_run(state)
+                found = self._guard.tripped(now, state)
+                if found is None:
+                    return False
+                tripped = found
+        self._pause(*tripped)
+        return True
+
+    def _paused_by(self, event: Event) -> str | None:
+        """Why committing ``event`` here paused its run or the agent; None when it did not
+        (no store read: for ``octopoda.integrations.ActionRecorder.paused_by``)."""
+        guard = self._guard
+        run = event.payload.get("run_id")
+        state = guard.runs.peek(run) if type(run) is str else None
+        if state is not None and state.paused_after == event.seq:
+            return state.pause_reason
+        return guard.pause_reason if guard.paused_after == event.seq else None
+
+    def _pause(self, reason: str, signal: LoopSignal | None, run_id: str | None = None) -> str:
+        """Pause the agent, or its run ``run_id`` (persisted: every process sees it),
+        recording why and the signal that tripped the breaker, if one did. Returns the
+        stored reason (JSON)."""
         if not isinstance(reason, str) or not reason:
             raise InvalidInput("pause needs a reason (a non-empty str)")
-        info = {"reason": reason, "signal": signal.to_dict() if signal else None}
+        info: dict[str, Any] = {"reason": reason, "signal": signal.to_dict() if signal else None}
+        if run_id is None:
+            text = json.dumps(info, ensure_ascii=False)
+            self._after(lambda: self._commit("paused", info, status=("paused", text)))
+            self._guard.paused_here, self._guard.pause_reason = True, reason
+            logger.warning("octopoda: agent %r paused: %s", self._agent_id, reason)
+            return text
+        info["run_id"] = run_id
         text = json.dumps(info, ensure_ascii=False)
-        self._after(lambda: self._commit("paused", info, status=("paused", text)))
-        self._guard.paused_here = True
-        logger.warning("octopoda: agent %r paused: %s", self._agent_id, reason)
+        op = SetRunStatus(run_id, "paused", text)
+        self._after(lambda: self._commit("paused", info, ops=[op]))
+        paused = self._guard.runs.get(run_id)
+        paused.paused_here, paused.pause_reason = True, reason
+        logger.warning("octopoda: agent %r run %r paused: %s", self._agent_id, run_id, reason)
         return text

@@ -41,7 +41,7 @@ from .._values import (
     validate_tags,
 )
 from .actions import digest_preview
-from .base import RuntimeBase
+from .base import RuntimeBase, checked_run_id
 
 if TYPE_CHECKING:
     pass
@@ -109,7 +109,8 @@ class Conflict(NamedTuple):
 
 
 class Message(NamedTuple):
-    """A direct message (``recipient``) or a broadcast (``space``)."""
+    """A direct message (``recipient``) or a broadcast (``space``); ``run_id``: the run
+    of the sender it was sent in."""
 
     id: int
     sender: str
@@ -119,6 +120,7 @@ class Message(NamedTuple):
     body: Any
     created_at: float
     read_at: float | None
+    run_id: str | None = None
 
     @property
     def read(self) -> bool:
@@ -148,6 +150,7 @@ def _message(row: MessageRow) -> Message:
         json.loads(row.body),
         row.created_at,
         row.read_at,
+        row.run_id,
     )
 
 
@@ -397,10 +400,14 @@ class CollabMixin(RuntimeBase):
         _, preview = digest_preview(body)
         return str(encoded.data), encoded.sha256, preview
 
-    def send_message(self, to_agent: str, body: Any, message_type: str = "info") -> Message:
-        """Send a message (any JSON value) to another agent; persisted, ordered, audited."""
+    def send_message(
+        self, to_agent: str, body: Any, message_type: str = "info", *, run_id: str | None = None
+    ) -> Message:
+        """Send a message (any JSON value) to another agent; persisted, ordered, audited.
+        ``run_id``: the run it is part of (its ping-pong is judged in that run)."""
         to_agent = validate_agent_id(to_agent)
         message_type = validate_key(message_type)
+        run_id = checked_run_id(run_id)
         text, sha, preview = self._message_body(body)
         payload = {
             "to": to_agent,
@@ -409,9 +416,10 @@ class CollabMixin(RuntimeBase):
             "preview": preview,
             "type": message_type,
         }
-        event = self._commit(
-            "message_sent", payload, ops=[SendMessage(to_agent, None, message_type, text, sha)]
-        )[0]
+        if run_id is not None:
+            payload["run_id"] = run_id
+        op = SendMessage(to_agent, None, message_type, text, sha, run_id)
+        event = self._commit("message_sent", payload, ops=[op])[0]
         return Message(
             event.payload["message_id"],
             self._agent_id,
@@ -421,6 +429,7 @@ class CollabMixin(RuntimeBase):
             json.loads(text),
             event.time,
             None,
+            run_id,
         )
 
     def read_messages(

@@ -14,7 +14,7 @@ from .._errors import (
 from .._records import (
     Event,
 )
-from .base import RuntimeBase, checked_limit
+from .base import RuntimeBase, checked_limit, checked_run_id
 from .views import Decision, MemoryDiff, MemoryView, diff_rows
 
 if TYPE_CHECKING:
@@ -38,21 +38,26 @@ class DecisionsMixin(RuntimeBase):
         *,
         reasoning: str | None = None,
         context: dict[str, Any] | None = None,
+        run_id: str | None = None,
     ) -> Decision:
-        """Record a decision as an audited event. What the agent knew then is ``as_of`` its
-        seq (no copy of memory is made). The result flags a restated recent decision."""
+        """Record a decision as an audited event, in run ``run_id`` (None: the agent's
+        default run). What the agent knew then is ``as_of`` its seq (no copy of memory is
+        made). The result flags a restated recent decision of the same run."""
         if not isinstance(decision, str) or not decision.strip():
             raise InvalidInput("decision must be a non-empty str describing what was decided")
         if reasoning is not None and not isinstance(reasoning, str):
             raise InvalidInput(f"reasoning must be a str or None, not {type(reasoning).__name__}")
         if context is not None and not isinstance(context, dict):
             raise InvalidInput(f"context must be a dict or None, not {type(context).__name__}")
+        run_id = checked_run_id(run_id)
         payload: dict[str, Any] = {"decision": decision, "reasoning": reasoning, "context": context}
+        if run_id is not None:
+            payload["run_id"] = run_id
         try:
             canonical_text(payload)
         except (TypeError, ValueError) as exc:
             raise InvalidValue(f"decision context cannot be recorded as JSON: {exc}") from None
-        repeat = self._recent_repeat(decision)
+        repeat = self._recent_repeat(decision, run_id)
         if repeat is not None:
             payload["repeats_seq"], payload["similarity"] = repeat[0], round(repeat[1], 4)
         event, _ = self._commit("decision", payload)
@@ -67,10 +72,10 @@ class DecisionsMixin(RuntimeBase):
             MemoryView(self._store, self._ns, event.seq, event.time),
         )
 
-    def _recent_repeat(self, decision: str) -> tuple[int, float] | None:
+    def _recent_repeat(self, decision: str, run_id: str | None) -> tuple[int, float] | None:
         head = self.audit.head().seq
         return self._decisions.most_similar(
-            self._store, self._agent_id, head, decision, REPEAT_SIMILARITY
+            self._store, self._agent_id, head, decision, REPEAT_SIMILARITY, run_id
         )
 
     def decisions(self, *, limit: int | None = None) -> list[Decision]:
@@ -117,8 +122,10 @@ class DecisionsMixin(RuntimeBase):
         kinds: Iterable[str] | None = None,
         after_seq: int = 0,
         limit: int | None = None,
+        run_id: str | None = None,
     ) -> list[Event]:
-        """This agent's events in order, filtered by time (Unix seconds), kind and seq."""
+        """This agent's events in order, filtered by time (Unix seconds), kind, seq and
+        run (``run_id``: one conversation's events only)."""
         return list(
             self._store.events(
                 self._agent_id,
@@ -127,6 +134,7 @@ class DecisionsMixin(RuntimeBase):
                 until=until,
                 kinds=tuple(kinds or ()),
                 limit=checked_limit(limit),
+                run_id=checked_run_id(run_id),
             )
         )
 

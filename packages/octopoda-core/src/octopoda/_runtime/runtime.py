@@ -7,11 +7,12 @@ from .collab import CollabMixin
 from .decisions import DecisionsMixin
 from .history import HistoryMixin
 from .memory import MemoryMixin
+from .runs import RunsMixin
 
 __all__ = ["AgentRuntime"]
 
 
-class AgentRuntime(MemoryMixin, HistoryMixin, DecisionsMixin, ActionsMixin, CollabMixin):
+class AgentRuntime(MemoryMixin, HistoryMixin, DecisionsMixin, ActionsMixin, RunsMixin, CollabMixin):
     """One agent's memory: every write a new version, every change an audited event.
 
     ``store`` is a path, ``"sqlite:///..."`` URL, ``":memory:"``, an open

@@ -50,13 +50,20 @@ class RecentDecisions:
     def __init__(self, window: int) -> None:
         self.window = window
         self._read = 0  # events up to this seq have been read
-        self._recent: deque[tuple[int, set[str], str]] = deque()
+        self._recent: deque[tuple[int, set[str], str, Any]] = deque()
 
     def most_similar(
-        self, store: Store, agent: str, head: int, text: str, threshold: float
+        self,
+        store: Store,
+        agent: str,
+        head: int,
+        text: str,
+        threshold: float,
+        run_id: str | None = None,
     ) -> tuple[int, float] | None:
-        """The (seq, similarity) of the recent decision most similar to ``text``, when it
-        reaches ``threshold``; the latest such on a tie. ``head`` is the agent's last seq."""
+        """The (seq, similarity) of the recent decision of run ``run_id`` most similar to
+        ``text``, when it reaches ``threshold``; the latest such on a tie. ``head`` is the
+        agent's last seq."""
         low = head - self.window  # decisions after this seq count
         recent = self._recent
         if head < self._read:  # not the chain this cache was read from
@@ -66,14 +73,16 @@ class RecentDecisions:
             agent, after_seq=max(self._read, low, 0), until_seq=head, kinds=["decision"]
         ):
             said = str(event.payload.get("decision", ""))
-            recent.append((event.seq, _shingles(said), said))
+            recent.append((event.seq, _shingles(said), said, event.payload.get("run_id")))
         self._read = head
         while recent and recent[0][0] <= low:
             recent.popleft()
         mine = _shingles(text)
         size = len(mine)
         best: tuple[int, float] | None = None
-        for seq, theirs, said in recent:
+        for seq, theirs, said, run in recent:
+            if run != run_id:
+                continue  # (another conversation's decision is not a restatement)
             other = len(theirs)
             if other and size and min(size, other) < threshold * max(size, other):
                 continue  # too different in length to reach the threshold

@@ -5,7 +5,8 @@
 * :mod:`.ops` and :mod:`.rows`: what a commit asks for (memory writes, operations) and what
   reads return (one named tuple per table row);
 * :mod:`.planner`: the pure commit planner, the rules of a write once for every backend;
-* :mod:`.reads`: the SQL reads, written once for every SQL dialect;
+* :mod:`.reads`: the SQL reads, written once for every SQL dialect (:mod:`.run_reads`:
+  those of runs);
 * :mod:`.config`: which store a path, URL or ``OCTOPODA_DATABASE_URL`` opens;
 * :mod:`.sqlite` and :mod:`.postgres`: the backends, each a schema module (migrations,
   statements, its dialect) and a store class that reads, plans and executes.
@@ -21,6 +22,7 @@ from .ops import (
     Op,
     ResolveConflict,
     SendMessage,
+    SetRunStatus,
     agent_namespace,
     space_namespace,
 )
@@ -29,6 +31,8 @@ from .rows import (
     AgentRow,
     ConflictRow,
     MessageRow,
+    RunActivityRow,
+    RunRow,
     SnapshotRow,
     SpaceRow,
     StoredRow,
@@ -45,7 +49,10 @@ __all__ = [
     "MessageRow",
     "Op",
     "ResolveConflict",
+    "RunActivityRow",
+    "RunRow",
     "SendMessage",
+    "SetRunStatus",
     "SnapshotRow",
     "SpaceRow",
     "Store",

@@ -19,6 +19,7 @@ __all__ = [
     "Op",
     "ResolveConflict",
     "SendMessage",
+    "SetRunStatus",
     "agent_namespace",
     "space_namespace",
 ]
@@ -75,13 +76,14 @@ class ResolveConflict(NamedTuple):
 
 class SendMessage(NamedTuple):
     """A message to one agent (``recipient``) or a broadcast to a ``space``.
-    ``body`` is JSON text."""
+    ``body`` is JSON text; ``run_id`` the run of the sender it was sent in (None: none)."""
 
     recipient: str | None
     space: str | None
     message_type: str
     body: str
     body_sha256: str
+    run_id: str | None = None
 
 
 class MarkRead(NamedTuple):
@@ -104,4 +106,19 @@ class EraseKey(NamedTuple):
     key: str
 
 
-Op = CreateSpace | ResolveConflict | SendMessage | MarkRead | EraseKey
+class SetRunStatus(NamedTuple):
+    """Set the status of the acting agent's run ``run_id``: ``"paused"`` (``reason``: why,
+    the text ``AgentPaused`` reports) or ``"active"`` (a resume: the run must be paused).
+
+    A run's status changes only with an event of that run: the commit's event must carry
+    ``payload["run_id"] == run_id`` (the ``paused`` or ``resumed`` event), so the audit
+    chain records every change. The store keeps it in the ``runs`` table, which every
+    process reads (``Store.agent_and_run``).
+    """
+
+    run_id: str
+    status: str
+    reason: str | None = None
+
+
+Op = CreateSpace | ResolveConflict | SendMessage | MarkRead | EraseKey | SetRunStatus

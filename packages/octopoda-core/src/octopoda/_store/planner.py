@@ -5,7 +5,7 @@ This is where a write becomes rows. Every backend commits the same way:
 1. Inside its transaction, read what the commit depends on: :func:`reads_needed` lists it
    (the agent's head; each key's head version, and its author where a stale check needs
    it; the spaces touched; whether the snapshot name is taken; the operations'
-   preconditions), and a :class:`HeadRead` holds what was read.
+   preconditions, a run's status among them), and a :class:`HeadRead` holds what was read.
 2. :func:`plan_commit` applies the rules (next version, compare-and-set, stale write ->
    conflict row, space membership, the operations' preconditions, a taken snapshot name)
    and returns a :class:`CommitPlan`, or raises the error the user sees
@@ -40,6 +40,7 @@ from .ops import (
     Op,
     ResolveConflict,
     SendMessage,
+    SetRunStatus,
     agent_namespace,
 )
 
@@ -57,6 +58,7 @@ __all__ = [
     "check_expected_version",
     "check_member",
     "check_resolvable",
+    "check_run_status",
     "check_snapshot_free",
     "check_space_free",
     "check_unread",
@@ -114,6 +116,7 @@ class HeadRead(NamedTuple):
     unread: frozenset[int] = frozenset()  # of the messages marked read: unread, to the agent
     conflicts: Mapping[int, ConflictState] = _EMPTY  # of the conflicts resolved
     erasable: Mapping[Slot, tuple[int, ...]] = _EMPTY  # versions that still hold a value
+    runs: Mapping[str, str] = _EMPTY  # of the runs whose status is set: their status now
 
 
 class CommitReads(NamedTuple):
@@ -127,6 +130,7 @@ class CommitReads(NamedTuple):
     erasable: list[Slot]  # keys erased
     snapshot: str | None  # a snapshot name that must not be taken yet
     messages: int  # messages sent: ids the database assigns
+    runs: tuple[str, ...] = ()  # runs whose status is set (their rows in ``runs``)
 
 
 class PlannedConflict(NamedTuple):
@@ -239,6 +243,7 @@ def reads_needed(
     unread: dict[int, None] = {}
     conflicts: dict[int, None] = {}
     erasable: dict[Slot, None] = {}
+    runs: dict[str, None] = {}
     messages = 0
     for op in ops:
         if isinstance(op, SendMessage):
@@ -253,9 +258,19 @@ def reads_needed(
             conflicts[op.conflict_id] = None
         elif isinstance(op, EraseKey):
             erasable[(op.namespace, op.key)] = None
+        elif isinstance(op, SetRunStatus):
+            runs[op.run_id] = None
     taken = None if replace_snapshot else snapshot
     return CommitReads(
-        slots, authored, sorted(spaces), [*unread], [*conflicts], [*erasable], taken, messages
+        slots,
+        authored,
+        sorted(spaces),
+        [*unread],
+        [*conflicts],
+        [*erasable],
+        taken,
+        messages,
+        tuple(runs),
     )
 
 
@@ -340,6 +355,24 @@ def check_erase(op: EraseKey, agent: str) -> None:
         )
 
 
+RUN_STATUSES: Final = ("active", "paused")
+
+
+def check_run_status(agent: str, op: SetRunStatus, event_run: Any, current: str | None) -> None:
+    """A run's status changes with an event of that run (``event_run``: the event's
+    ``payload["run_id"]``), to ``active`` or ``paused``; a resume (``active``) needs the run
+    paused (``current``: its status in the store, None without a row)."""
+    if op.status not in RUN_STATUSES:
+        raise InvalidInput(f"a run's status is 'active' or 'paused', not {op.status!r}")
+    if not isinstance(op.run_id, str) or not op.run_id or event_run != op.run_id:
+        raise InvalidInput(
+            f"the status of run {op.run_id!r} changes only with an event of that run"
+            f" (payload run_id {op.run_id!r}), not of run {event_run!r}"
+        )
+    if op.status == "active" and current != "paused":
+        raise NotFound(f"run {op.run_id!r} of agent {agent!r} is not paused")
+
+
 def check_snapshot_free(agent: str, snapshot: str, taken: bool) -> None:
     if taken:
         raise InvalidInput(
@@ -404,7 +437,8 @@ def plan_commit(
     plan = CommitPlan(seq, head.hash, writes, versions, entries, conflicts)
     if ops:
         plan.ops = ops
-        plan.erasures, plan.erased, plan.messages = _plan_ops(agent, ops, head)
+        run = event.payload.get("run_id")
+        plan.erasures, plan.erased, plan.messages = _plan_ops(agent, ops, head, run)
     if snapshot is not None and not replace_snapshot:
         check_snapshot_free(agent, snapshot, head.snapshot_taken)
     return plan
@@ -471,11 +505,13 @@ def _plan_writes(
 
 
 def _plan_ops(
-    agent: str, ops: Sequence[Op], head: HeadRead
+    agent: str, ops: Sequence[Op], head: HeadRead, run: Any = None
 ) -> tuple[list[tuple[EraseKey, tuple[int, ...]]], list[dict[str, Any]], int]:
     """Check the operations in order (each sees the ones before it); return the erasures
-    (with their versions), their payload entries and the number of messages sent."""
+    (with their versions), their payload entries and the number of messages sent. ``run``
+    is the event's ``payload["run_id"]``."""
     spaces = dict(head.spaces)
+    runs = dict(head.runs)
     marked: set[int] = set()
     resolved: dict[int, str] = {}
     erased: set[Slot] = set()
@@ -505,6 +541,9 @@ def _plan_ops(
             entries.append(erase_entry(op, agent, versions))
             erasures.append((op, versions))
             erased.add(slot)
+        elif isinstance(op, SetRunStatus):
+            check_run_status(agent, op, run, runs.get(op.run_id))
+            runs[op.run_id] = op.status
         else:
             raise TypeError(f"unknown store operation {op!r}")
     return erasures, entries, messages

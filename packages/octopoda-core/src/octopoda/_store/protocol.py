@@ -20,7 +20,16 @@ from typing import Any, Protocol, runtime_checkable
 from .._audit.signing import SignedHead
 from .._records import Event
 from .ops import MemoryWrite, Op
-from .rows import AgentRow, ConflictRow, MessageRow, SnapshotRow, SpaceRow, StoredRow
+from .rows import (
+    AgentRow,
+    ConflictRow,
+    MessageRow,
+    RunActivityRow,
+    RunRow,
+    SnapshotRow,
+    SpaceRow,
+    StoredRow,
+)
 
 __all__ = ["Store"]
 
@@ -38,6 +47,8 @@ class Store(Protocol):
     * the rules of a write (next version, compare-and-set, stale write -> conflict row,
       space membership, the operations' preconditions, a taken snapshot name) are those
       of :func:`~octopoda.store.plan_commit`, with its errors, whatever the backend;
+    * an event's ``payload["run_id"]`` (a str) is its run: ``events(run_id=...)`` and
+      ``runs`` find it, and a message sent with it (``SendMessage.run_id``) keeps it;
     * keys and names are exact: case-sensitive, compared by code point, never by prefix;
     * reads never write;
     * driver errors never leave the store raw: they become ``StorageError`` (or
@@ -119,8 +130,10 @@ class Store(Protocol):
         until: float | None = None,
         kinds: Sequence[str] = (),
         limit: int | None = None,
+        run_id: str | None = None,
     ) -> Iterator[Event]:
-        """The agent's events in seq order."""
+        """The agent's events in seq order (with ``run_id``: only that run's, the events
+        whose ``payload["run_id"]`` it is)."""
         ...
 
     def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
@@ -131,6 +144,18 @@ class Store(Protocol):
     def agent(self, agent: str) -> AgentRow | None: ...
 
     def agents(self) -> list[AgentRow]: ...
+
+    def agent_and_run(self, agent: str, run_id: str) -> tuple[AgentRow | None, RunRow | None]:
+        """The agent's row and the status row of its run ``run_id`` (None: that run was
+        never paused), in one statement: what the breaker reads before every tool call."""
+        ...
+
+    def runs(
+        self, agent: str, *, status: str | None = None, limit: int | None = None
+    ) -> list[RunActivityRow]:
+        """The agent's runs (the run ids its events carry), the most recently active first,
+        each with its activity and status (only those of ``status`` when given)."""
+        ...
 
     def snapshot(self, agent: str, name: str) -> SnapshotRow | None: ...
 

@@ -46,7 +46,8 @@ CONFLICT_COLS: Final = (
     " created_at, seq, status, resolution, resolved_by, resolved_at"
 )
 MESSAGE_COLS: Final = (
-    "id, sender, recipient, space, message_type, body, created_at, read_at, seq, body_sha256"
+    "id, sender, recipient, space, message_type, body, created_at, read_at, seq, body_sha256,"
+    " run_id"
 )
 EVENT_COLS: Final = "agent, seq, time, kind, payload, prev_hash, hash"
 
@@ -150,6 +151,7 @@ class ReadSql:
             "SELECT 1 FROM messages WHERE id = ? AND recipient = ? AND read_at IS NULL"
         )
         self.conflict_state = q("SELECT status, resolution FROM conflicts WHERE id = ?")
+        self.run_status = q("SELECT status FROM runs WHERE agent = ? AND run_id = ?")
         self._other_reads(q)
 
     def _other_reads(self, q: Callable[[str], str]) -> None:
@@ -239,13 +241,15 @@ class ReadSql:
         since: float | None,
         until: float | None,
         kinds: Sequence[str],
+        run_id: str | None = None,
     ) -> tuple[str, list[Any]]:
-        """One chunk of an agent's events. Its parameters are ``agent, after_seq, *extra,
-        size``; the list returned is ``extra``."""
+        """One chunk of an agent's events (of one run: ``run_id``). Its parameters are
+        ``agent, after_seq, *extra, size``; the list returned is ``extra``."""
         p = self.dialect.param
         clauses = [f"agent = {p}", f"seq > {p}"]
         extra: list[Any] = []
-        for condition, value in (("seq <=", until_seq), ("time >=", since), ("time <", until)):
+        conditions = (("run_id =", run_id), ("seq <=", until_seq), ("time >=", since))
+        for condition, value in (*conditions, ("time <", until)):
             if value is not None:
                 clauses.append(f"{condition} {p}")
                 extra.append(value)
@@ -328,6 +332,7 @@ class Preconditions(NamedTuple):
     unread: list[tuple[int, Any]]
     conflicts: list[tuple[int, Any]]
     erasable: list[tuple[tuple[str, str], Any]]
+    runs: list[tuple[str, Any]]
 
 
 def queue_preconditions(sql: ReadSql, run: Run, agent: str, needs: CommitReads) -> Preconditions:
@@ -344,6 +349,7 @@ def queue_preconditions(sql: ReadSql, run: Run, agent: str, needs: CommitReads) 
         [(i, run(sql.unread_message, (i, agent))) for i in needs.unread],
         [(i, run(sql.conflict_state, (i,))) for i in needs.conflicts],
         [(slot, run(sql.erasable, slot)) for slot in needs.erasable],
+        [(run_id, run(sql.run_status, (agent, run_id))) for run_id in needs.runs],
     )
 
 
@@ -358,12 +364,18 @@ def collect_preconditions(sql: ReadSql, queued: Preconditions) -> dict[str, Any]
         state = cursor.fetchone()
         if state is not None:
             conflicts[conflict_id] = ConflictState(*state)
+    runs: dict[str, str] = {}
+    for run_id, cursor in queued.runs:
+        found = cursor.fetchone()
+        if found is not None:
+            runs[run_id] = found[0]
     return {
         "spaces": spaces,
         "snapshot_taken": queued.snapshot is not None and queued.snapshot.fetchone() is not None,
         "unread": frozenset(i for i, cursor in queued.unread if cursor.fetchone() is not None),
         "conflicts": conflicts,
         "erasable": {slot: tuple(r[0] for r in c.fetchall()) for slot, c in queued.erasable},
+        "runs": runs,
     }
 
 
@@ -446,8 +458,11 @@ class SqlReads:
         until: float | None = None,
         kinds: Sequence[str] = (),
         limit: int | None = None,
+        run_id: str | None = None,
     ) -> Iterator[Event]:
-        sql, extra = self._reads.events(until_seq=until_seq, since=since, until=until, kinds=kinds)
+        sql, extra = self._reads.events(
+            until_seq=until_seq, since=since, until=until, kinds=kinds, run_id=run_id
+        )
         remaining = limit
         cursor = after_seq
         while remaining is None or remaining > 0:

@@ -9,6 +9,8 @@ __all__ = [
     "AgentRow",
     "ConflictRow",
     "MessageRow",
+    "RunActivityRow",
+    "RunRow",
     "SnapshotRow",
     "SpaceRow",
     "StoredRow",
@@ -101,3 +103,30 @@ class MessageRow(NamedTuple):
     read_at: float | None
     seq: int
     body_sha256: str = ""
+    run_id: str | None = None
+
+
+class RunRow(NamedTuple):
+    """A run's status as the ``runs`` table keeps it: ``paused`` or ``active``, why
+    (``status_reason``: the JSON the pause recorded), and the time and seq of the event
+    that set it. A run without a row was never paused: it is active."""
+
+    run_id: str
+    status: str
+    status_reason: str | None
+    changed_at: float
+    changed_seq: int
+
+
+class RunActivityRow(NamedTuple):
+    """One run of an agent as ``Store.runs`` lists it: its events (the first and last
+    time, how many, the newest seq) and its status (``active`` unless a ``runs`` row says
+    otherwise)."""
+
+    run_id: str
+    first_seen: float
+    last_seen: float
+    events: int
+    last_seq: int
+    status: str
+    status_reason: str | None

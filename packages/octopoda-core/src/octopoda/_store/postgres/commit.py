@@ -24,7 +24,16 @@ from typing import Any
 from ..._audit.chain import GENESIS_HASH
 from ..._errors import InvalidInput
 from ..._records import Event
-from ..ops import CreateSpace, EraseKey, MarkRead, MemoryWrite, Op, ResolveConflict, SendMessage
+from ..ops import (
+    CreateSpace,
+    EraseKey,
+    MarkRead,
+    MemoryWrite,
+    Op,
+    ResolveConflict,
+    SendMessage,
+    SetRunStatus,
+)
 from ..planner import (
     NO_VERSION,
     CommitPlan,
@@ -36,6 +45,7 @@ from ..planner import (
     reads_needed,
 )
 from ..reads import Preconditions, collect_preconditions, queue_preconditions
+from ..run_reads import run_of
 from . import schema as q
 from .driver import Connection
 from .locks import LOCK, lock_plan
@@ -68,6 +78,7 @@ def _check_op_text(op: Op) -> None:
         _check_text(op.message_type, "message type")
         _check_text(op.body, "message body")
         _check_text(op.body_sha256, "message digest")
+        _check_text(op.run_id, "run id")
     elif isinstance(op, CreateSpace):
         _check_text(op.name, "space name")
         for member in op.members or ():
@@ -76,6 +87,10 @@ def _check_op_text(op: Op) -> None:
         _check_text(op.resolution, "resolution")
     elif isinstance(op, EraseKey):
         _check_text(op.key, "key")
+    elif isinstance(op, SetRunStatus):
+        _check_text(op.run_id, "run id")
+        _check_text(op.status, "run status")
+        _check_text(op.reason, "run status reason")
 
 
 def check_storable(
@@ -88,6 +103,7 @@ def check_storable(
     """Refuse, before any I/O, what PostgreSQL would reject halfway through a commit."""
     _check_text(event.agent, "agent id")
     _check_text(event.kind, "event kind")
+    _check_text(run_of(event), "run id")
     _check_text(snapshot, "snapshot name")
     for text in status or ():
         _check_text(text, "agent status")
@@ -230,7 +246,7 @@ class RoundTrips:
         for conflict_id, conflict in zip(self.conflict_ids, plan.conflicts, strict=True):
             run(conn, q.INSERT_CONFLICT, (conflict_id, *conflict[:9]))
         self._apply_ops(conn, plan, agent, seq, time)
-        chained = (event.payload_text, event.prev_hash, event.hash)
+        chained = (event.payload_text, event.prev_hash, event.hash, run_of(event))
         new_head = (seq, event.hash, event.time, agent)
         run(conn, q.INSERT_EVENT, (agent, seq, event.time, event.kind, *chained, *new_head))
         if self.status is not None:
@@ -249,7 +265,8 @@ class RoundTrips:
         for op in plan.ops:
             if isinstance(op, SendMessage):
                 sender = (next(message_ids), agent, op.recipient, op.space, op.message_type)
-                run(conn, q.INSERT_MESSAGE, (*sender, op.body, op.body_sha256, time, seq))
+                sent = (op.body, op.body_sha256, op.run_id, time, seq)
+                run(conn, q.INSERT_MESSAGE, (*sender, *sent))
             elif isinstance(op, MarkRead):
                 run(conn, q.MARK_READ, (time, op.message_id, agent))
             elif isinstance(op, CreateSpace):
@@ -260,3 +277,6 @@ class RoundTrips:
             elif isinstance(op, EraseKey):
                 _, versions = next(erasures)
                 run(conn, q.ERASE, (op.namespace, op.key, list(versions)))
+            elif isinstance(op, SetRunStatus):
+                status = (op.run_id, op.status, op.reason, time, seq)
+                run(conn, q.SET_RUN_STATUS, (agent, *status))

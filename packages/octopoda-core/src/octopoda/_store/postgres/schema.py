@@ -29,12 +29,14 @@ from typing import Any, Final
 from ..ops import MemoryWrite
 from ..reads import Dialect, ReadSql
 from ..rows import StoredRow
+from ..run_reads import RunSql
 
 __all__ = [
     "CREATE_MIGRATIONS_TABLE",
     "MIGRATIONS",
     "MIGRATION_LOCK",
     "READS",
+    "RUN_READS",
     "TABLES",
     "PostgresDialect",
     "memory_row",
@@ -54,6 +56,7 @@ TABLES: Final = (
     "spaces",
     "conflicts",
     "messages",
+    "runs",
 )
 
 CREATE_MIGRATIONS_TABLE: Final = (
@@ -169,6 +172,23 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "CREATE INDEX messages_in_space ON messages (space, id)",
         ),
     ),
+    (
+        "0005_runs",
+        (
+            'ALTER TABLE events ADD COLUMN run_id text COLLATE "C"',
+            "CREATE INDEX events_by_run ON events (agent, run_id, seq) WHERE run_id IS NOT NULL",
+            'ALTER TABLE messages ADD COLUMN run_id text COLLATE "C"',
+            """CREATE TABLE runs (
+                agent         text COLLATE "C" NOT NULL,
+                run_id        text COLLATE "C" NOT NULL,
+                status        text NOT NULL,
+                status_reason text,
+                changed_at    double precision NOT NULL,
+                changed_seq   bigint NOT NULL,
+                PRIMARY KEY (agent, run_id)
+            )""",
+        ),
+    ),
 )
 
 # -- reads --------------------------------------------------------------------------------
@@ -218,6 +238,7 @@ class PostgresDialect(Dialect):
 
 
 READS: Final = ReadSql(PostgresDialect())
+RUN_READS: Final = RunSql(READS.dialect)
 
 # -- a commit -----------------------------------------------------------------------------
 
@@ -263,7 +284,13 @@ INSERT_CONFLICT: Final = (
 )
 INSERT_MESSAGE: Final = (
     "INSERT INTO messages (id, sender, recipient, space, message_type, body, body_sha256,"
-    " created_at, seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " run_id, created_at, seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+SET_RUN_STATUS: Final = (
+    "INSERT INTO runs (agent, run_id, status, status_reason, changed_at, changed_seq)"
+    " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (agent, run_id) DO UPDATE SET"
+    " status = EXCLUDED.status, status_reason = EXCLUDED.status_reason,"
+    " changed_at = EXCLUDED.changed_at, changed_seq = EXCLUDED.changed_seq"
 )
 MARK_READ: Final = "UPDATE messages SET read_at = %s WHERE id = %s AND recipient = %s"
 INSERT_SPACE: Final = (
@@ -281,8 +308,8 @@ ERASE: Final = (
 )
 # The event and the agent's new head, in one statement.
 INSERT_EVENT: Final = (
-    "WITH event AS (INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s))"
+    "WITH event AS (INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash,"
+    " run_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s))"
     " UPDATE agents SET head_seq = %s, head_hash = %s, last_active = %s WHERE id = %s"
 )
 SET_STATUS: Final = "UPDATE agents SET status = %s, status_reason = %s WHERE id = %s"

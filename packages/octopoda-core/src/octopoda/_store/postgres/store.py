@@ -32,6 +32,7 @@ from ..._errors import ConfigError, OctopodaError, SchemaTooNew, StorageError
 from ..._records import Event
 from ..ops import MemoryWrite, Op
 from ..reads import SqlReads
+from ..run_reads import RunReads
 from . import schema as q
 from .commit import Attempt, RoundTrips, check_storable
 from .driver import (
@@ -57,7 +58,7 @@ _SEARCH_PATH_HINT: Final = "give Octopoda its own database or schema (?options=-
 _inherited: list[Any] = []
 
 
-class PostgresStore(SqlReads):
+class PostgresStore(SqlReads, RunReads):
     """A store in a PostgreSQL database, shared by any number of processes and hosts.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:5432/dbname?sslmode=...``);
@@ -75,6 +76,7 @@ class PostgresStore(SqlReads):
     """
 
     _reads = q.READS
+    _run_sql = q.RUN_READS
 
     def __init__(
         self,

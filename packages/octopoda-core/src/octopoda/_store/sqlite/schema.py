@@ -12,8 +12,9 @@ from typing import Any, Final
 from ..ops import MemoryWrite
 from ..reads import Dialect, ReadSql
 from ..rows import StoredRow
+from ..run_reads import RunSql
 
-__all__ = ["APPLICATION_ID", "MIGRATIONS", "READS", "SqliteDialect", "memory_row"]
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "READS", "RUN_READS", "SqliteDialect", "memory_row"]
 
 # Written into the file header (PRAGMA application_id) so `octopoda doctor` and the store can
 # tell an Octopoda file from some other SQLite database. ASCII "Octo".
@@ -127,6 +128,25 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "CREATE INDEX messages_in_space ON messages (space, id)",
         ),
     ),
+    (
+        "0005_runs",
+        (
+            # the run an event or message belongs to (None: the agent's default run)
+            "ALTER TABLE events ADD COLUMN run_id TEXT",
+            "CREATE INDEX events_by_run ON events (agent, run_id, seq) WHERE run_id IS NOT NULL",
+            "ALTER TABLE messages ADD COLUMN run_id TEXT",
+            # a run's status, written with its paused or resumed event (SetRunStatus)
+            """CREATE TABLE runs (
+                agent         TEXT NOT NULL,
+                run_id        TEXT NOT NULL,
+                status        TEXT NOT NULL,
+                status_reason TEXT,
+                changed_at    REAL NOT NULL,
+                changed_seq   INTEGER NOT NULL,
+                PRIMARY KEY (agent, run_id)
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )
 
 
@@ -199,6 +219,7 @@ class SqliteDialect(Dialect):
 
 
 READS: Final = ReadSql(SqliteDialect())
+RUN_READS: Final = RunSql(READS.dialect)
 
 # -- a commit -----------------------------------------------------------------------------
 
@@ -219,8 +240,8 @@ INSERT_MEMORY: Final = (
     " expires_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 INSERT_EVENT: Final = (
-    "INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash, run_id)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 MOVE_HEAD: Final = "UPDATE agents SET head_seq = ?, head_hash = ?, last_active = ? WHERE id = ?"
 SET_STATUS: Final = "UPDATE agents SET status = ?, status_reason = ? WHERE id = ?"
@@ -242,7 +263,13 @@ INSERT_SPACE: Final = (
 )
 INSERT_MESSAGE: Final = (
     "INSERT INTO messages (sender, recipient, space, message_type, body, body_sha256,"
-    " created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " run_id, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+SET_RUN_STATUS: Final = (
+    "INSERT INTO runs (agent, run_id, status, status_reason, changed_at, changed_seq)"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, run_id) DO UPDATE SET"
+    " status = excluded.status, status_reason = excluded.status_reason,"
+    " changed_at = excluded.changed_at, changed_seq = excluded.changed_seq"
 )
 MARK_READ: Final = (
     "UPDATE messages SET read_at = ? WHERE id = ? AND recipient = ? AND read_at IS NULL"

@@ -24,7 +24,16 @@ from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, StorageError
 from ..._records import Event
-from ..ops import CreateSpace, EraseKey, MarkRead, MemoryWrite, Op, ResolveConflict, SendMessage
+from ..ops import (
+    CreateSpace,
+    EraseKey,
+    MarkRead,
+    MemoryWrite,
+    Op,
+    ResolveConflict,
+    SendMessage,
+    SetRunStatus,
+)
 from ..planner import (
     NO_VERSION,
     CommitPlan,
@@ -37,6 +46,7 @@ from ..planner import (
     reads_needed,
 )
 from ..reads import SqlReads, collect_preconditions, queue_preconditions
+from ..run_reads import RunReads
 from . import schema as q
 from .connection import connect, storage_error
 
@@ -46,7 +56,7 @@ _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_dele
 _CHECKPOINT_WAIT_MS: Final = 100
 
 
-class SqliteStore(SqlReads):
+class SqliteStore(SqlReads, RunReads):
     """The embedded store: one SQLite file (or ``":memory:"``).
 
     ``durability="normal"`` (default) makes a returned write survive a process crash
@@ -55,6 +65,7 @@ class SqliteStore(SqlReads):
     """
 
     _reads = q.READS
+    _run_sql = q.RUN_READS
 
     def __init__(
         self,
@@ -262,7 +273,7 @@ class SqliteStore(SqlReads):
         message_ids: list[int] = []
         for op in plan.ops:
             if isinstance(op, SendMessage):
-                sent = (op.recipient, op.space, op.message_type, op.body, op.body_sha256)
+                sent = (op.recipient, op.space, op.message_type, op.body, op.body_sha256, op.run_id)
                 message_ids.append(
                     _rowid(conn.execute(q.INSERT_MESSAGE, (agent, *sent, time, seq)))
                 )
@@ -275,6 +286,9 @@ class SqliteStore(SqlReads):
                 conn.execute(q.RESOLVE_CONFLICT, (op.resolution, agent, time, op.conflict_id))
             elif isinstance(op, EraseKey):
                 _erase_securely(conn, op)
+            elif isinstance(op, SetRunStatus):
+                status = (op.run_id, op.status, op.reason, time, seq)
+                conn.execute(q.SET_RUN_STATUS, (agent, *status))
         plan.stamp(event, conflict_ids, message_ids)
 
     @staticmethod
@@ -288,7 +302,13 @@ class SqliteStore(SqlReads):
             written = zip(plan.writes, versions, strict=True)
             rows = [q.memory_row(w, v, agent, time, seq) for w, v in written]
             conn.executemany(q.INSERT_MEMORY, rows)
-        chained = (event.payload_text, event.prev_hash, event.hash)
+        run = event.payload.get("run_id")  # (run_of, inlined: every commit)
+        chained = (
+            event.payload_text,
+            event.prev_hash,
+            event.hash,
+            run if type(run) is str else None,
+        )
         conn.execute(q.INSERT_EVENT, (agent, seq, event.time, event.kind, *chained))
         conn.execute(q.MOVE_HEAD, (seq, event.hash, event.time, agent))
 

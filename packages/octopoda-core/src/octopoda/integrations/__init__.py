@@ -1,0 +1,73 @@
+"""The adapter kit: what every framework adapter of Octopoda needs, once.
+
+An adapter (``octopoda-langchain``, ``octopoda-openai-agents``, the CrewAI and AutoGen
+ones) translates a framework's callbacks into Octopoda actions. This module is the part
+that is the same for every framework; it imports nothing but the standard library and
+``octopoda``:
+
+* **Which runtime.** :data:`Target` is what an adapter accepts as "the store" (an
+  ``AgentRuntime``, an ``Octopoda`` client, a ``Store``, a path or URL, None);
+  :func:`resolve_runtime` turns it into an ``AgentRuntime``, and
+  :class:`AgentRuntimes` keeps one runtime per framework agent name on one store, each
+  behind a lock.
+* **Prices.** :data:`Prices` (USD per million input and output tokens by model),
+  :func:`check_prices` (checked once, at the adapter's construction) and :func:`cost_of`.
+* **Offloading.** :func:`run_blocking` runs a store call in a worker thread;
+  :func:`run_settled` does it for a write whose cancelled caller must know whether it
+  happened. :func:`parse_arguments` reads a tool call's JSON arguments as sent.
+* **Recording.** :class:`ActionRecorder` turns a framework's tool call (guarded before,
+  recorded after with its result or error and duration), LLM call (model, tokens, cost)
+  and handoff into events, each with its run (``run_id``: the framework's thread,
+  session, crew or team run) and the framework's call id, remembers the framework's
+  calls so that a pause can name them, and says which recorded call paused
+  (``paused_by``).
+* **The verdict.** :class:`Verdict` (from ``ActionRecorder.guard``) and the texts a
+  framework shows when the breaker refuses: :func:`blocked_tool_text` (instead of a
+  tool's result), :func:`stopped_text` (instead of the model's answer),
+  :func:`paused_note` (appended to the result of the call that paused), and
+  ``Verdict.message`` (for an exception, with the framework's calls named).
+
+A sketch of a tool hook::
+
+    from octopoda.integrations import ActionRecorder, AgentRuntimes
+
+    runtimes = AgentRuntimes("agent.db", policy=LoopPolicy("pause"))
+    recorder = ActionRecorder()
+
+    def before_tool(agent_name, tool, args, thread_id, call_id):
+        runtime = runtimes.runtime(agent_name)
+        verdict = recorder.guard(runtime, tool, args, run_id=thread_id)
+        if verdict is not None:
+            return verdict.blocked_tool_text(tool)  # what the model sees instead
+        recorder.start(call_id)
+
+    def after_tool(agent_name, tool, args, thread_id, call_id, result, error):
+        recorder.tool_call(
+            runtimes.runtime(agent_name), tool, args, result=result, error=error,
+            duration_ms=recorder.elapsed_ms(call_id), run_id=thread_id, call_id=call_id,
+        )
+"""
+
+from ._offload import parse_arguments, run_blocking, run_settled
+from ._pricing import Prices, check_prices, cost_of
+from ._recorder import ActionRecorder
+from ._target import AgentRuntimes, Target, resolve_runtime
+from ._verdicts import FrameworkCall, Verdict, blocked_tool_text, paused_note, stopped_text
+
+__all__ = [
+    "ActionRecorder",
+    "AgentRuntimes",
+    "FrameworkCall",
+    "Prices",
+    "Target",
+    "Verdict",
+    "blocked_tool_text",
+    "check_prices",
+    "cost_of",
+    "parse_arguments",
+    "paused_note",
+    "resolve_runtime",
+    "run_blocking",
+    "run_settled",
+    "stopped_text",
+]
