@@ -157,7 +157,7 @@ def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         return
     import octopoda._runtime.client
-    import octopoda._runtime.runtime
+    import octopoda._runtime.base
     import octopoda._store.config as config
 
     base = request.getfixturevalue("postgres_url")
@@ -184,7 +184,7 @@ def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
             opened[key] = original(url, durability=durability)
         return opened[key]
 
-    patched = [(config, "open_store"), (octopoda._runtime.runtime, "open_store")]
+    patched = [(config, "open_store"), (octopoda._runtime.base, "open_store")]
     patched.append((octopoda._runtime.client, "open_store"))
     with pytest.MonkeyPatch.context() as mp:
         for module, name in patched:
