@@ -26,6 +26,8 @@ thresholds.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
+from types import SimpleNamespace
 from typing import Any
 
 from .._records import Event
@@ -63,6 +65,8 @@ NOT_ACTIONS = frozenset(
 )
 """Event kinds that are bookkeeping, not actions of the agent: not counted."""
 
+_NO_VALUES = repeat(SimpleNamespace(data=None))
+"""The values of writes replayed from the store (which keeps their digests only)."""
 _Touched = tuple[str, KeyStream, str, WriteEntry, str, bool]
 """A write being judged: (stream, key, record, entry, the key's recent values, new?)."""
 _Rewrite = tuple[str, Statement, tuple[int, str, str, str], Statement, tuple[int, str, str, str]]
@@ -112,8 +116,8 @@ class NoveltyTracker:
         # (tool, outcome) -> the run with free-text arguments that last had it
         self._outcomes: Bounded[CallRun] = Bounded(memory)
         self.paraphrases = 0
-        """How often two texts were compared as paraphrases (a cheap check having found a
-        candidate): what the paraphrase path cost is counted by."""
+        """How often two texts were compared as paraphrases here (a cheap check having found
+        a candidate); ping-pong and reflection count their own comparisons."""
         self.detectors: list[Detector] = []
         self.retry: RetryDetector | None = None
         self.oscillation: OscillationDetector | None = None
@@ -157,9 +161,8 @@ class NoveltyTracker:
         touched: list[_Touched] = []
         rewrites: list[_Rewrite] | None = None
         novel = False
-        ws = event.writes
-        aligned = len(ws) == len(writes)  # (the values: not in a replay from the store)
-        for i, entry in enumerate(writes):
+        ws = event.writes  # (the values, in the order of the entries; none in a replay)
+        for entry, w in zip(writes, ws or _NO_VALUES, strict=False):
             namespace = entry.get("namespace")
             name = entry["key"]
             stream = name if namespace is None else f"{namespace}\x00{name}"
@@ -170,7 +173,7 @@ class NoveltyTracker:
             rec = sha[:WIDTH] if sha else TOMBSTONE
             if len(rec) != WIDTH:
                 rec = record(sha)
-            data = ws[i].data if aligned else None
+            data = w.data
             if key.masked and type(data) is str:  # (its values are compared without
                 raw, rec = rec, value_gist(data, time)[0]  # their volatile parts)
                 key.renewed, key.raw = raw != key.raw, raw
@@ -181,9 +184,9 @@ class NoveltyTracker:
             new = at < 0  # (a value the key did not have in its last 6 writes)
             if (  # (a rewrite with nothing new since, or a key not yet checked: rare)
                 new
+                and (not key.checked or monitor.novelty == key.novelty)
                 and recent
                 and type(data) is str
-                and (not key.checked or monitor.novelty == key.novelty)
             ):
                 rec, new, rewrites = self._rewritten(key, rec, data, event, rewrites)
             key.data = data
@@ -195,18 +198,24 @@ class NoveltyTracker:
                 novel = self._learned(touched, ws, time)
         before = monitor.before = monitor.novelty
         monitor.event_novel = novel
-        monitor.novelty = before + 1 if novel else before
-        self._chain_writes(event, touched, before, rewrites)
+        novelty = monitor.novelty = before + 1 if novel else before
+        self._chain_writes(event, kind, time, touched, before, novelty, rewrites)
         return event
 
     def _chain_writes(
-        self, event: Event, touched: list[_Touched], before: int, rewrites: list[_Rewrite] | None
+        self,
+        event: Event,
+        kind: str,
+        time: float,
+        touched: list[_Touched],
+        before: int,
+        novelty: int,
+        rewrites: list[_Rewrite] | None,
     ) -> None:
         """Each written key's chains: oscillation, recall-write (only for a write it can
         concern), then the key's last write; reflection for restatements, ping-pong for
         shared writes."""
         osc, churn = self.oscillation, self.recall_write
-        kind, time, novelty = event.kind, event.time, self.monitor.novelty
         ref = (event.seq, kind)
         for stream, key, rec, entry, recent, _ in touched:
             same = before == key.novelty  # (nothing new since the key's last write)
@@ -328,21 +337,19 @@ class NoveltyTracker:
             at = results.find(rec)
             if at > 0 and at % WIDTH:
                 at = find(results, rec)
-            if at < 0:
+            if at < 0:  # a result this call had not returned lately (not in other words?)
                 preview = p.get("result_preview", "")
-                if run.said is not None and " " in preview:  # (said again in other words?)
-                    restated = self._restated_result(run, preview)
-                    if restated is not None:
-                        outcome, at = restated, 0
-            if at < 0:  # a result this call had not returned lately
-                run.results = (results if len(results) < 8 * WIDTH else results[WIDTH:]) + rec
-                novel = not is_acknowledgement(preview)
-                if not novel and not results:
-                    novel = True  # new arguments, acknowledged: minor progress
-                    monitor.minor += 1
-                run.said = (preview, outcome) if " " in preview else None
-                if run.texty:
-                    self._outcomes.put((name, outcome), run)
+                restated = self._restated_result(run, preview, outcome) if " " in preview else None
+                if restated is not None:
+                    outcome = restated
+                else:
+                    run.results = (results if len(results) < 8 * WIDTH else results[WIDTH:]) + rec
+                    novel = not is_acknowledgement(preview)
+                    if not novel and not results:
+                        novel = True  # new arguments, acknowledged: minor progress
+                        monitor.minor += 1
+                    if run.texty:
+                        self._outcomes.put((name, outcome), run)
         elif run.texty:
             self._outcomes.put((name, outcome), run)
         monitor.event_novel = novel
@@ -392,17 +399,24 @@ class NoveltyTracker:
                     return other
         return None
 
-    def _restated_result(self, run: CallRun, preview: str) -> str | None:
-        """The outcome of the run's last result, if this result (its ``preview``, with a
-        space) says the same in other words (short texts only), else None."""
+    def _restated_result(self, run: CallRun, preview: str, outcome: str) -> str | None:
+        """A new text result (its ``preview``, with a space): the outcome of the run's last
+        text result if it says the same in other words (short texts only); else None, and
+        it is the run's last text result."""
         said = run.said
+        run.said = (preview, outcome)
+        if said is None:
+            return None
         now = statement(preview)
-        earlier = statement(said[0]) if now is not None and said is not None else None
-        if now is None or earlier is None or said is None:
+        earlier = statement(said[0]) if now is not None else None
+        if now is None or earlier is None:
             return None
         self.paraphrases += 1
         threshold = self.retry.paraphrase_similarity if self.retry is not None else 0.6
-        return said[1] if same_statement(now, earlier, threshold) else None
+        if not same_statement(now, earlier, threshold):
+            return None
+        run.said = said  # (the same result: the earlier wording stands for it)
+        return said[1]
 
     def _neutral_call(self, event: Event, p: ToolCallPayload, run: CallRun) -> Event:
         """A sleep (it marks the calls around it as polling) or a thought (a call of a

@@ -32,12 +32,14 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from .chain import Bounded
 from .gists import _STOPWORDS, word_gist
 
 __all__ = [
     "PREVIEW_CHARS",
     "Statement",
     "paraphrase_similarity",
+    "paraphrases",
     "same_statement",
     "statement",
     "thought_text",
@@ -62,9 +64,9 @@ _NUMBER_WORDS = frozenset(
     | {"fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
 )
 _SENTENCE_END = tuple(".!?:;")
-_CODE = frozenset("=+*<>|&^~`{}[]\\")  # (a text with any of these is code or a formula)
+_CODE = re.compile(r"[=+*<>|&^~`{}\[\]\\]")  # (a text with any of these: code or a formula)
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
-_CACHE = 1024
+_CACHE = 4096
 
 
 class _Profile(NamedTuple):
@@ -76,24 +78,22 @@ class _Profile(NamedTuple):
     trigrams: frozenset[str]
 
 
-_profiles: dict[str, _Profile] = {}
+_profiles: Bounded[_Profile] = Bounded(_CACHE)
 
 
 def _profile(text: str) -> _Profile:
     found = _profiles.get(text)
     if found is None:
-        if len(_profiles) >= _CACHE:
-            _profiles.clear()
         folded = text.casefold()
-        trigrams: set[str] = set()
-        for w in _WORD.findall(folded):
-            if w not in _STOPWORDS:
-                padded = f" {w} "
-                trigrams.update(padded[i : i + 3] for i in range(len(padded) - 2))
+        padded = [f" {w} " for w in set(_WORD.findall(folded)) if w not in _STOPWORDS]
+        trigrams = {p[i : i + 3] for p in padded for i in range(len(p) - 2)}
         chunks = frozenset(c.strip(_STRIP) for c in folded.split())
-        code = tuple(_TOKEN.findall(folded)) if not _CODE.isdisjoint(text) else None
-        found = _profiles[text] = _Profile(
-            code, folded, chunks, _names(text), word_gist(text).words, frozenset(trigrams)
+        code = tuple(_TOKEN.findall(folded)) if _CODE.search(text) else None
+        found = _profiles.put(
+            text,
+            _Profile(
+                code, folded, chunks, _names(text), word_gist(text).words, frozenset(trigrams)
+            ),
         )
     return found
 
@@ -105,22 +105,31 @@ def _names(text: str) -> frozenset[str]:
     initial = True  # the next word starts a sentence (or a list item)
     for chunk in text.split():
         starts, initial = initial, chunk.endswith(_SENTENCE_END)
+        word = chunk.strip(_STRIP)
+        if word.isalpha():  # (most words: a name only when capitalised or a number)
+            if (word[0].isupper() and not starts and len(word) > 1) or (
+                word.lower() in _NUMBER_WORDS
+            ):
+                folded = word.casefold()
+                if folded not in _STOPWORDS:
+                    names.add(folded)
+            continue
         if _LIST_MARKER.fullmatch(chunk):
             initial = True
             continue
-        word = chunk.strip(_STRIP)
         folded = word.casefold()
         if any(c.isdigit() for c in word):
             if not (_RANDOM_HEX.fullmatch(folded) and not word.isdigit()):
                 names.add(folded)
-        elif len(word) < 2 or folded in _STOPWORDS:
-            continue
         elif (
-            "_" in word
-            or _DOTTED.search(word)
-            or _CAMEL.search(word)
-            or (word[0].isupper() and not starts)
-            or folded in _NUMBER_WORDS
+            len(word) > 1
+            and folded not in _STOPWORDS
+            and (
+                "_" in word
+                or _DOTTED.search(word)
+                or _CAMEL.search(word)
+                or (word[0].isupper() and not starts)
+            )
         ):
             names.add(folded)
     return frozenset(names)
@@ -134,14 +143,31 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def paraphrase_similarity(a: str, b: str) -> float:
     """How much two short texts say the same in other words, in [0, 1] (see the module's
     docstring): 0.0 when one names something the other does not mention."""
-    if a == b:
-        return 1.0
-    pa, pb = _profile(a), _profile(b)
+    return 1.0 if a == b else _similarity(_profile(a), _profile(b), 0.0)
+
+
+def paraphrases(a: str, b: str, threshold: float) -> bool:
+    """Whether ``paraphrase_similarity(a, b) >= threshold``, rejecting early what cannot
+    reach it (a Jaccard overlap is at most the smaller set's size over the larger's)."""
+    return a == b or _similarity(_profile(a), _profile(b), threshold) >= threshold
+
+
+def _similarity(pa: _Profile, pb: _Profile, threshold: float) -> float:
     if pa.code is not None or pb.code is not None:  # code: its tokens, or not the same
         return 1.0 if pa.code == pb.code else 0.0
-    if not (_mentions(pb, pa.names) and _mentions(pa, pb.names)):
+    words = _within(pa.words, pb.words, threshold)
+    trigrams = _within(pa.trigrams, pb.trigrams, threshold)
+    if not (words or trigrams) or not (_mentions(pb, pa.names) and _mentions(pa, pb.names)):
         return 0.0
-    return max(_jaccard(pa.words, pb.words), _jaccard(pa.trigrams, pb.trigrams))
+    return max(
+        _jaccard(pa.words, pb.words) if words else 0.0,
+        _jaccard(pa.trigrams, pb.trigrams) if trigrams else 0.0,
+    )
+
+
+def _within(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:
+    small, large = sorted((len(a), len(b)))
+    return small >= threshold * large
 
 
 def _mentions(p: _Profile, names: frozenset[str]) -> bool:
@@ -162,7 +188,7 @@ class Statement(NamedTuple):
     text: str
 
 
-_statements: dict[str, Statement | None] = {}
+_statements: Bounded[Statement | None] = Bounded(_CACHE)
 
 
 def statement(preview: str, *, limit: int = PREVIEW_CHARS) -> Statement | None:
@@ -176,13 +202,13 @@ def statement(preview: str, *, limit: int = PREVIEW_CHARS) -> Statement | None:
         value = json.loads(preview)
     except ValueError:
         value = None
+    if isinstance(value, str):  # (most are: a query, a message, a note)
+        found = Statement('"#"', value) if " " in value.strip() else None
+        return _statements.put(preview, found)
     texts: list[str] = []
     shaped = _shape(value, texts)
     found = Statement(json.dumps(shaped, sort_keys=True), " \n ".join(texts)) if texts else None
-    if len(_statements) >= _CACHE:
-        _statements.clear()
-    _statements[preview] = found
-    return found
+    return _statements.put(preview, found)
 
 
 def _shape(value: Any, texts: list[str]) -> Any:
@@ -200,7 +226,7 @@ def _shape(value: Any, texts: list[str]) -> Any:
 
 def same_statement(a: Statement, b: Statement, threshold: float) -> bool:
     """Whether two statements say the same: equal shapes, paraphrased texts."""
-    return a.shape == b.shape and paraphrase_similarity(a.text, b.text) >= threshold
+    return a.shape == b.shape and paraphrases(a.text, b.text, threshold)
 
 
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"?')

@@ -17,6 +17,7 @@ the threshold.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from .._records import Event
 from .chain import Bounded
@@ -32,7 +33,7 @@ Pass = tuple[str, str, str, float, AgentRefTuple]
 message or handoff, the SHA-256 of a shared value; ref names its event (a
 ``LoopEventRef`` as a tuple, whose preview is the content's preview: its canonical JSON,
 cut at 120 characters)."""
-_REPRESENTATIVES = 32  # the contents that stand for the paraphrases of each
+_REPRESENTATIVES = 16  # the contents of a stream that stand for their paraphrases
 
 
 class PingPongDetector(Detector):
@@ -61,6 +62,7 @@ class PingPongDetector(Detector):
         "min_passes",
         "min_returns",
         "paraphrase_similarity",
+        "paraphrases",
         "partner_work",
         "window_seconds",
     )
@@ -82,11 +84,15 @@ class PingPongDetector(Detector):
         self.min_returns = min_returns
         self.window_seconds = window_seconds
         self.paraphrase_similarity = paraphrase_similarity
+        self.paraphrases = 0
+        """How many contents were compared as paraphrases (the paraphrase path's count)."""
         self.heard = 0
         """How many messages the agent read that were new to it (the novelty tracker
         counts them): not what makes an exchange productive."""
-        self._clusters: Bounded[str] = Bounded(1024)  # content -> the one it paraphrases
-        self._representatives: list[tuple[str, Statement]] = []
+        # (stream, content) -> the content that stands for it there; a stream's contents
+        # that stand for others (its last 16)
+        self._clusters: Bounded[str] = Bounded(1024)
+        self._representatives: Bounded[list[tuple[str, Statement]]] = Bounded(256)
         self.exchange = exchange
         self.key_history = key_history
         self.partner_work = partner_work
@@ -181,8 +187,9 @@ class PingPongDetector(Detector):
         distinct = 0
         if len(run) >= self.min_passes and not self._since_my_last(agent, run):
             best, distinct = self._repeating_tail(run)
-            if not best:  # (the paraphrase path: the same said in other words?)
-                best, distinct = self._repeating_tail(run, self._cluster)
+            if not best and any(" " in p[4][3] for p in run[-self.min_passes :]):
+                # (the paraphrase path, for texts: the same said in other words?)
+                best, distinct = self._repeating_tail(run, partial(self._cluster, stream))
         if best and self.partner_work is not None:  # (rare: a ping-pong so far)
             theirs = [p for p in best if p[0] != agent]
             seqs = [p[4][0] for p in theirs]
@@ -211,18 +218,23 @@ class PingPongDetector(Detector):
             time,
         )
 
-    def _cluster(self, item: Pass) -> str:
-        """The content that stands for ``item``'s: the first kept content (of the last 32
-        kept) that says the same in other words, or its own. Each content is compared once;
-        only short ones (a preview held whole) can be paraphrases."""
+    def _cluster(self, stream: str, item: Pass) -> str:
+        """The content that stands for ``item``'s in ``stream`` (two agents' exchange, or
+        one agent's ring): the first of the stream's last 16 such contents that says the
+        same in other words, or its own. Each content is compared once; only short ones
+        (a preview held whole) can be paraphrases."""
         content = item[2]
-        found = self._clusters.get(content)
+        found = self._clusters.get((stream, content))
         if found is None:
             found = content
-            said = statement(item[4][3])
+            preview = item[4][3]
+            said = statement(preview) if " " in preview else None  # (free text?)
             if said is not None:
-                representatives = self._representatives
+                representatives = self._representatives.get(stream)
+                if representatives is None:
+                    representatives = self._representatives.put(stream, [])
                 for other, other_said in reversed(representatives):
+                    self.paraphrases += 1
                     if same_statement(said, other_said, self.paraphrase_similarity):
                         found = other
                         break
@@ -230,18 +242,19 @@ class PingPongDetector(Detector):
                     representatives.append((content, said))
                     if len(representatives) > _REPRESENTATIVES:
                         del representatives[0]
-            self._clusters.put(content, found)
+            self._clusters.put((stream, content), found)
         return found
 
-    def _task(self, item: Pass) -> str:
+    def _task(self, agent: str, item: Pass) -> str:
         """What a pass going around a ring is about: the task its content names (a content
         whose non-text parts name a number or an id, such as ``{"ticket": 4211, "note":
         ...}``, is about that, whatever its notes say), else its content as ``_cluster``
         gives it."""
-        said = statement(item[4][3])
+        preview = item[4][3]
+        said = statement(preview) if " " in preview else None
         if said is not None and any(c.isdigit() for c in said.shape):
             return "task\x00" + said.shape
-        return self._cluster(item)
+        return self._cluster(f"ring\x00{agent}", item)
 
     def _ring(self, event: Event, p: PassPayload, passes: Sequence[Pass]) -> None:
         """The same content handed on by this agent, going around other agents and coming
@@ -253,8 +266,9 @@ class PingPongDetector(Detector):
         if returns < self.min_returns and len(passes) > 1 and passes[-1][2] == content:
             before = passes[-2]
             if before[1] == event.agent and before[0] != p.get("to") and before[2] != content:
-                content = self._task(passes[-1])
-                chain, returns, agents = self._around(event.agent, passes, self._task, content)
+                task = partial(self._task, event.agent)
+                content = task(passes[-1])
+                chain, returns, agents = self._around(event.agent, passes, task, content)
         if (
             returns < self.min_returns
             or len(agents) < 3

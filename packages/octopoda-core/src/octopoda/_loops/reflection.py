@@ -53,6 +53,7 @@ class ReflectionDetector(Detector):
         "check_interval_seconds",
         "min_repeats",
         "paraphrase_similarity",
+        "paraphrases",
         "similarity",
         "window_seconds",
     )
@@ -72,6 +73,8 @@ class ReflectionDetector(Detector):
         self.similarity = similarity
         self.window_seconds = window_seconds
         self.check_interval_seconds = check_interval_seconds
+        self.paraphrases = 0
+        """How many statements were compared as paraphrases (the paraphrase path's count)."""
         self.paraphrase_similarity = paraphrase_similarity
         """Statements outside decisions (rewritten keys, thoughts) at least this alike say
         the same (the novelty tracker reads it for rewrites)."""
@@ -122,6 +125,7 @@ class ReflectionDetector(Detector):
         self, stream: str, subject: str, chain: _Said, said: Statement, ref: RefTuple, what: str
     ) -> None:
         threshold = self.paraphrase_similarity
+        self.paraphrases += len(chain.statements)
         similar = [r for s, r in chain.statements if same_statement(said, s, threshold)]
         chain.statements.append((said, ref))
         self._judge(

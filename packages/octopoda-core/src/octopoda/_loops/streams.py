@@ -96,8 +96,8 @@ class CallRun:
     ``texty`` (its arguments hold free text: other wordings of them may join the run,
     ``reworded`` once one did), ``tag`` (its part of an action state, for oscillation),
     ``results`` (the records of its last 8 results: a result not among them is new),
-    ``said`` (its last result's preview and outcome: a result restating it in other
-    words is not new), and its last call:
+    ``said`` (its last text result's preview and outcome: a result restating it in
+    other words is not new), and its last call:
     ``novelty`` (the novelty count after it), ``waits``, ``thoughts`` and ``at`` (the
     monitor's wait, LLM-call and tool-call counts then) and ``time``. Retry's:
     ``outcome`` (the error or result its chain repeats), ``calls`` (that chain: (seq,
