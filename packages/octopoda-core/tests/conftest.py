@@ -156,8 +156,8 @@ def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
     if request.config.getoption("--store-backend") != "postgresql":
         yield
         return
-    import octopoda._runtime.client
     import octopoda._runtime.base
+    import octopoda._runtime.client
     import octopoda._store.config as config
 
     base = request.getfixturevalue("postgres_url")
