@@ -42,7 +42,14 @@ from .gists import (
 )
 from .monitor import Detector, LoopMonitor
 from .oscillation import OscillationDetector
-from .paraphrase import VALUE_CHARS, Statement, same_statement, statement, thought_text
+from .paraphrase import (
+    VALUE_CHARS,
+    Statement,
+    restates,
+    same_statement,
+    statement,
+    thought_text,
+)
 from .payloads import (
     PASS_KINDS,
     WRITE_KINDS,
@@ -281,7 +288,7 @@ class NoveltyTracker:
         if said is None or earlier is None or self.reflection is None:
             return None
         self.paraphrases += 1
-        if not same_statement(said, earlier, self.reflection.paraphrase_similarity):
+        if not restates(said, earlier, self.reflection.paraphrase_similarity):
             return None
         this = (event.seq, event.kind, key.key, data[:80])
         seq = key.refs[-1][0] if key.refs else 0  # (oscillation's: the key's last write)
@@ -413,7 +420,7 @@ class NoveltyTracker:
             return None
         self.paraphrases += 1
         threshold = self.retry.paraphrase_similarity if self.retry is not None else 0.6
-        if not same_statement(now, earlier, threshold):
+        if not restates(now, earlier, threshold):
             return None
         run.said = said  # (the same result: the earlier wording stands for it)
         return said[1]

@@ -23,6 +23,9 @@ recent partner), so the cost below is paid rarely.
   string with a space, replaced) and its free text; two statements are the same
   (``same_statement``) when their shapes are equal and their texts paraphrases. So
   ``{"ticket": 4211, "note": "not my area"}`` and ``{"ticket": 4212, ...}`` never are.
+* ``restates``: a statement said again in other words, not extended: a text that keeps
+  all the content words of an earlier one and adds at least two (a running summary, a
+  chain of thought that grows) tells something new.
 * ``thought_text``: the free text of a (possibly cut) preview of a thought.
 """
 
@@ -38,8 +41,10 @@ from .gists import _STOPWORDS, word_gist
 __all__ = [
     "PREVIEW_CHARS",
     "Statement",
+    "extends",
     "paraphrase_similarity",
     "paraphrases",
+    "restates",
     "same_statement",
     "statement",
     "thought_text",
@@ -106,9 +111,11 @@ def _names(text: str) -> frozenset[str]:
     for chunk in text.split():
         starts, initial = initial, chunk.endswith(_SENTENCE_END)
         word = chunk.strip(_STRIP)
-        if word.isalpha():  # (most words: a name only when capitalised or a number)
-            if (word[0].isupper() and not starts and len(word) > 1) or (
-                word.lower() in _NUMBER_WORDS
+        if word.isalpha():  # (most words: a name when capitalised, camelCase or a number)
+            if (
+                (word[0].isupper() and not starts and len(word) > 1)
+                or (len(word) > 1 and not word[1:].islower())
+                or word.lower() in _NUMBER_WORDS
             ):
                 folded = word.casefold()
                 if folded not in _STOPWORDS:
@@ -163,6 +170,20 @@ def _similarity(pa: _Profile, pb: _Profile, threshold: float) -> float:
         _jaccard(pa.words, pb.words) if words else 0.0,
         _jaccard(pa.trigrams, pb.trigrams) if trigrams else 0.0,
     )
+
+
+def extends(text: str, earlier: str) -> bool:
+    """Whether ``text`` says all that ``earlier`` said and more (its content words and at
+    least two more): a running summary or a chain of thought that grows tells something
+    new, where a rewording ("... needs escalating") does not."""
+    old, new = _profile(earlier).words, _profile(text).words
+    return old <= new and len(new) >= len(old) + 2
+
+
+def restates(said: Statement, earlier: Statement, threshold: float) -> bool:
+    """Whether ``said`` says what ``earlier`` said again, in other words: the same
+    statement, and not one that extends it."""
+    return same_statement(said, earlier, threshold) and not extends(said.text, earlier.text)
 
 
 def _within(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:

@@ -22,7 +22,7 @@ from .._records import Event
 from .chain import Bounded
 from .gists import Gist
 from .monitor import Detector, LoopMonitor
-from .paraphrase import Statement, same_statement
+from .paraphrase import Statement, restates
 from .signals import RefTuple, confidence
 
 __all__ = ["ReflectionDetector"]
@@ -126,7 +126,7 @@ class ReflectionDetector(Detector):
     ) -> None:
         threshold = self.paraphrase_similarity
         self.paraphrases += len(chain.statements)
-        similar = [r for s, r in chain.statements if same_statement(said, s, threshold)]
+        similar = [r for s, r in chain.statements if restates(said, s, threshold)]
         chain.statements.append((said, ref))
         self._judge(
             stream,

@@ -105,9 +105,10 @@ _VOLATILE_ARGS = re.compile(rf'"{_trie(_ARGUMENT_NOISE.split("|"))}":{_JSON_VALU
 # -- volatile words in text -------------------------------------------------------------------
 
 _UNITS = r"(?:ms|s|sec|secs|seconds|min|mins|minutes)\b"
-_ELAPSED = re.compile(  # "1 failed in 0.41s", "took 812 ms", "Time: 1.2 s" (a leading space)
+_ELAPSED = re.compile(  # "1 failed in 0.41s", "took 812 ms" (after a space)
     rf" (?:in|took|after|elapsed:?|[Tt]ime:) *~?\d+(?:\.\d+)? ?{_UNITS}"
 )
+_TIME_LINE = re.compile(rf"(?:\\n|^)Time: *~?\d+(?:\.\d+)? ?{_UNITS}")  # jest: "\nTime: 1.2 s"
 _ELAPSED_PAREN = re.compile(r"\(\d+(?:\.\d+)? ?m?s\)")  # mocha's "(12ms)"
 _TEXT_ID = re.compile(  # "request id: req_ZkQpWm", "X-Request-Id=abc-def-ghi"
     r"(?i)(?:request|req|trace|correlation)[ _-]?id\b(?:\\?[\"'])?\W{0,3}[A-Za-z0-9][\w-]{5,}"
@@ -132,6 +133,9 @@ def _mask_text(text: str) -> tuple[str, int]:
         n += k
     if "s)" in text:
         text, k = _ELAPSED_PAREN.subn("(#)", text)
+        n += k
+    if "Time:" in text:
+        text, k = _TIME_LINE.subn("Time: #", text)
         n += k
     if _has_id_hint(text):
         text, k = _TEXT_ID.subn("#", text)
