@@ -33,6 +33,12 @@ _FLAKY = [
 ]
 
 
+_SUMMARY = (
+    "Summary: the user runs a small design studio, wants shared memory for its agents,"
+    " asked about pricing plans, seats, the hosted dashboard"
+)
+
+
 def _sequential(thought, number):
     return {
         "thought": thought,
@@ -350,6 +356,30 @@ TRACES = [
                 ("llm", "gpt-4o"),
                 ("decide", text, "acme"),
                 ("remember", "scratchpad/acme", text),
+            )
+        ],
+    },
+    {
+        "name": "running-summary-grows-each-turn",
+        "story": "A chat agent keeps a running summary of the conversation in memory and"
+        " rewrites it after every turn, with only model calls in between; each version keeps"
+        " what the last one said and adds the new turn (a summary that grows is news).",
+        "agents": ["chat"],
+        "expect": set(),
+        "twin": "scratchpad-plan-rewritten-in-other-words",
+        "steps": [
+            step
+            for summary in (
+                _SUMMARY + ".",
+                _SUMMARY + ", refunds.",
+                _SUMMARY + ", refunds, invoice tax.",
+                _SUMMARY + ", refunds, invoice tax, data retention.",
+            )
+            for step in (
+                ("recall", "summary"),
+                ("llm", "gpt-4o-mini"),
+                ("llm", "gpt-4o-mini"),
+                ("remember", "summary", summary),
             )
         ],
     },
