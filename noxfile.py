@@ -74,6 +74,7 @@ RUNTIME_SUITES = [
         "test_decisions",
         "test_batch",
         "test_loops",
+        "test_loop_traces",
         "test_breaker",
         "test_collab",
         "test_signing",

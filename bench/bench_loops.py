@@ -16,6 +16,14 @@ printed beside it. ``remember`` and ``record_tool_call`` must stay within 10 us,
 are information. Handoffs answered by a partner agent (which each handoff then reads)
 are measured the same way, for information.
 
+The paraphrase path (texts compared as paraphrases, only once a cheap check found a
+candidate: ``octopoda._loops.paraphrase``) is measured the same way on a stream made of
+candidates, for information: searches reworded with the same echoed hits, a call whose
+short answers come back reworded, a plan rewritten in other words, thoughts restated,
+and a talk-only exchange of new texts (each pass compared with the contents kept). The
+main stream prints how often it compared texts (it should be never), and the result
+gists computed at record time (outside the detectors) are timed beside the plain digest.
+
 Then ``remember()`` with detection is run beside the raw sqlite3 baseline of ``_common``
 (one connection, WAL, ``synchronous=NORMAL``, insert + commit per op), interleaved op by op
 on fresh files per round as in benchmark 1, to confirm the foundation's ratio still holds.
@@ -23,6 +31,7 @@ on fresh files per round as in benchmark 1, to confirm the foundation's ratio st
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import random
 import time
@@ -34,6 +43,8 @@ from _common import Check, Config, interleaved_writes, line, median, section
 from _workload import make_value
 
 from octopoda import AgentRuntime
+from octopoda._canonical import canonical_text
+from octopoda._loops.gists import volatile_gist
 
 TARGET_US = 10.0  # detection may add at most this much per recorded action (median)
 HANDOFF_TARGET_US = 30.0  # ... per handoff (median): the pass log, not a read of 48 passes
@@ -150,6 +161,7 @@ def _detection_overhead(cfg: Config) -> list[Check]:
     finally:
         detection.on()
         loops = agent.stats().loops_detected
+        compared = _comparisons(agent)
         agent.store.close()
     took_all = clock() - t0
     line(
@@ -190,6 +202,7 @@ def _detection_overhead(cfg: Config) -> list[Check]:
             " us",
             kinds=details,
             loops_detected=loops,
+            paraphrase_comparisons=compared,
         ),
         Check.at_most(
             "loops", "detection added per remember (median)", added["remember"], TARGET_US, " us"
@@ -251,6 +264,125 @@ def _exchange_overhead(cfg: Config) -> list[Check]:
     ]
 
 
+def _comparisons(agent: AgentRuntime) -> int:
+    """How many texts the agent's detectors compared as paraphrases."""
+    guard = agent._guard
+    found = [getattr(d, "paraphrases", 0) for d in guard.detectors]
+    return int(guard.novelty.paraphrases + sum(found))
+
+
+PARAPHRASE_KINDS = ("reworded", "restated", "rewrite", "thought", "talk")
+
+
+def make_paraphrase_stream(n: int, seed: int) -> list[Action]:
+    """``n`` actions that take the paraphrase path, in small groups that stay below the
+    thresholds (no loop is reported: its recording would be timed too)."""
+    rng = random.Random(seed)
+    out: list[Action] = []
+    wordings = ["{} pricing plans", "pricing plans for {}", "{} plans and pricing", "{} pricing"]
+    answers = ["The {} job failed: the disk is full.", "{} failed because the disk is full."]
+    plans = [
+        "Plan: search {} flights, compare the prices, book the cheapest one",
+        "Plan: first search the {} flights, then compare prices and book the cheapest",
+    ]
+    thoughts = [
+        "I should check the {} schema before writing the migration.",
+        "Before writing the migration I need to check the {} schema.",
+    ]
+    while len(out) < n:
+        g = f"item{rng.randrange(10**6)}"
+        kind = rng.choice(PARAPHRASE_KINDS)
+        if kind == "reworded":
+            hits = {"hits": [f"https://example.org/{g}/{i}" for i in range(3)]}
+            for w in wordings:
+                out.append(
+                    (kind, ("web_search", {"query": w.format(g)}, {"q": w.format(g), **hits}))
+                )
+        elif kind == "restated":
+            out.extend((kind, ("job_status", {"job": g}, a.format(g))) for a in answers)
+        elif kind == "rewrite":
+            out.extend((kind, (f"plan/{g}", p.format(g))) for p in plans)
+        elif kind == "thought":
+            out.extend((kind, ("think", {"thought": t.format(g)}, None)) for t in thoughts)
+        else:
+            out.append((kind, (f"Could you look at {g} next and tell me what you find?",)))
+    return out[:n]
+
+
+def _paraphrase_overhead(cfg: Config, main_stream_checks: int) -> list[Check]:
+    """The paraphrase path, with and without detection in turn, as in the main stream."""
+    n = cfg.scale(5000, 1000)
+    agent = AgentRuntime("bench-paraphrase", store=cfg.tmp / "paraphrase.db")
+    partner = AgentRuntime("bench-talker", store=agent.store)
+    detection = Detection(agent)
+    tool = agent.record_tool_call
+    calls: dict[str, Callable[..., Any]] = {
+        "reworded": lambda name, args, result: tool(name, args, result=result),
+        "restated": lambda name, args, result: tool(name, args, result=result),
+        "rewrite": agent.remember,
+        "thought": lambda name, args, result: tool(name, args, result=result),
+        "talk": lambda text: agent.record_handoff("bench-talker", text),
+    }
+    took: dict[str, dict[str, list[float]]] = {"on": defaultdict(list), "off": defaultdict(list)}
+    clock = time.perf_counter
+    detection.off()
+    try:
+        for i, (kind, args) in enumerate(make_paraphrase_stream(n, cfg.seed)):
+            if kind == "talk":
+                partner.record_handoff("bench-paraphrase", f"Looked at it: finding {i} is new.")
+            for side in ("on", "off") if i % 2 == 0 else ("off", "on"):
+                if side == "on":
+                    detection.on()
+                start = clock()
+                calls[kind](*args)
+                took[side][kind].append(clock() - start)
+                if side == "on":
+                    detection.off()
+    finally:
+        detection.on()
+        compared = _comparisons(agent)
+        agent.store.close()
+    checks = [
+        Check.info("loops", "texts compared as paraphrases in the main stream", main_stream_checks)
+    ]
+    for kind in PARAPHRASE_KINDS:
+        added = (median(took["on"][kind]) - median(took["off"][kind])) * 1e6
+        line(f"paraphrase path, {kind:<8} x{len(took['on'][kind]):>5,}: added {added:+6.2f} us")
+        checks.append(
+            Check.info("loops", f"detection added on the paraphrase path: {kind}", added, " us")
+        )
+    line(f"{compared:,} paraphrase comparisons in {n:,} candidate actions")
+    return checks
+
+
+def _gist_cost(cfg: Config) -> list[Check]:
+    """What the result gist (volatile parts and echoes masked) costs at record time, beside
+    the SHA-256 every result gets anyway: outside the detectors, in every tool call."""
+    texts = [
+        (canonical_text(args[2]), args[1])
+        for kind, args in make_stream(cfg.scale(5000, 1000), cfg.seed)
+        if kind == "tool_call" and args[3] is None
+    ]
+    texts += [
+        (canonical_text(args[2]), args[1])
+        for kind, args in make_paraphrase_stream(2000, cfg.seed)
+        if kind in ("reworded", "restated")
+    ]
+    clock = time.perf_counter
+    gist: list[float] = []
+    sha: list[float] = []
+    for text, args in texts:
+        start = clock()
+        volatile_gist(text, echoes=args)
+        gist.append(clock() - start)
+        start = clock()
+        hashlib.sha256(text.encode()).hexdigest()
+        sha.append(clock() - start)
+    g, h = median(gist) * 1e6, median(sha) * 1e6
+    line(f"result gist at record time: {g:.2f} us (median), beside {h:.2f} us for its SHA-256")
+    return [Check.info("loops", "result gist at record time (median, outside detection)", g, " us")]
+
+
 def _remember_ratio(cfg: Config) -> list[Check]:
     rounds, ops = cfg.scale(5, 2), cfg.scale(3000, 1000)
     values = [make_value(i) for i in range(ops)]
@@ -285,6 +417,9 @@ def bench_loops(cfg: Config) -> list[Check]:
     level = logger.level
     logger.setLevel(logging.ERROR)  # the stream's loops are logged at WARNING: not here
     try:
-        return _detection_overhead(cfg) + _exchange_overhead(cfg) + _remember_ratio(cfg)
+        checks = _detection_overhead(cfg)
+        compared = int(checks[0].details["paraphrase_comparisons"])
+        checks += _exchange_overhead(cfg) + _paraphrase_overhead(cfg, compared)
+        return checks + _gist_cost(cfg) + _remember_ratio(cfg)
     finally:
         logger.setLevel(level)

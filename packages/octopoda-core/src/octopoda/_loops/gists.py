@@ -3,16 +3,17 @@ detectors judge by.
 
 * ``content_gist``: a message or handoff, whatever its case, spacing, key order or final
   full stop.
-* ``volatile_gist``: a tool result without its metadata (timestamps, request ids, UUIDs),
-  or tool arguments without their nonces.
-* ``normalize_error``: error text with numbers and ids masked.
+* ``volatile_gist``, ``normalize_error`` (from ``volatile``, where the masking rules
+  are): a tool result without its volatile parts, tool arguments without their nonces,
+  error text with numbers and ids masked.
 * ``word_gist`` / ``Gist``: the content words of a decision (reflection, oscillation of
   decisions), and ``name_other_things``: texts naming other numbers or identifiers.
 * ``is_acknowledgement`` / ``informative``: a result that tells nothing ("ok", None, the
   current time).
 * ``bookkeeping``: a written value that teaches nothing (a counter one step on, the
   current time).
-* ``wait_kind`` / ``is_waiting``: tool names that sleep or wait for something.
+* ``tool_kind`` / ``wait_kind`` / ``is_waiting``: tool names that sleep, wait for
+  something, or think.
 """
 
 from __future__ import annotations
@@ -21,16 +22,17 @@ import hashlib
 import json
 import re
 from collections.abc import Set as AbstractSet
-from datetime import datetime, timezone
 from typing import Any
 
 from .chain import WIDTH
+from .volatile import NUMBER_START, is_now, near_now, normalize_error, volatile_gist
 
 __all__ = [
     "BLOCKS",
     "NUMBER_START",
     "QUOTED_DIGIT",
     "SLEEPS",
+    "THINKS",
     "Gist",
     "bookkeeping",
     "content_gist",
@@ -42,14 +44,13 @@ __all__ = [
     "is_waiting",
     "name_other_things",
     "normalize_error",
+    "tool_kind",
     "volatile_gist",
     "wait_kind",
     "word_gist",
 ]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_MASK = re.compile(r"0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\w*\d\w*")
 _DIGIT = re.compile(r"\d")
 
 
@@ -80,59 +81,6 @@ def content_gist(body: str) -> str:
             tokens.extend(_TOKEN.findall(str(value).casefold()))
     joined = " ".join(tokens).encode("utf-8", "surrogatepass")
     return hashlib.sha256(joined).hexdigest()[:WIDTH]
-
-
-# -- results and arguments without their metadata -------------------------------------------
-
-_RESULT_METADATA = (
-    "generated_at|generatedAt|fetched_at|fetchedAt|retrieved_at|retrievedAt|requested_at"
-    "|requestedAt|served_at|servedAt|cached_at|cachedAt|responded_at|server_time|serverTime"
-    "|timestamp|took|took_ms|tookMs|elapsed_ms|elapsedMs|response_time_ms|responseTimeMs"
-    "|request_id|requestId|x_request_id|trace_id|traceId|span_id|spanId|correlation_id"
-    "|correlationId|etag|ETag|nonce"
-)
-_ARGUMENT_NOISE = (
-    "nonce|idempotency_key|idempotencyKey|request_id|requestId|trace_id|traceId"
-    "|correlation_id|correlationId|cache_buster|cachebuster|nocache|ts|_ts|_t|_"
-)
-_JSON_VALUE = r'(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)'
-_VOLATILE = re.compile(rf'"(?:{_RESULT_METADATA})":{_JSON_VALUE}')
-_VOLATILE_ARGS = re.compile(rf'"(?:{_ARGUMENT_NOISE})":{_JSON_VALUE}')
-_UUID_HINT = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")  # (a fast prefilter)
-_VOLATILE_MAX_CHARS = 16384
-
-
-def volatile_gist(text: str, *, arguments: bool = False) -> str | None:
-    """The first 16 hex digits of the SHA-256 of a result's canonical JSON with its
-    metadata masked (UUIDs, and the values of response-metadata keys: ``fetched_at``,
-    ``generated_at``, ``timestamp``, ``took_ms``, ``request_id``, ``trace_id``, ``etag``,
-    ... exactly; a record's own ``starts_at`` or ``latency_ms`` is data), or None when it
-    has none: the same data fetched again with a fresh timestamp is the same result. For
-    ``arguments``, only the values of ``nonce``, ``idempotency_key``, ``request_id``,
-    ``trace_id``, ``correlation_id`` and cache busters (``ts``, ``_``, ``nocache``): a
-    call retried with a fresh idempotency key is the same call (an id that names what to
-    act on is not masked). Texts over 16,384 characters are compared whole: scanning
-    them would cost far more than their digest."""
-    if len(text) > _VOLATILE_MAX_CHARS:
-        return None
-    masked, n = (_VOLATILE_ARGS if arguments else _VOLATILE).subn(_mask_volatile, text)
-    if not arguments and _UUID_HINT.search(masked):
-        masked, uuids = _UUID.subn("#", masked)
-        n += uuids
-    if not n:
-        return None
-    return hashlib.sha256(masked.encode("utf-8", "surrogatepass")).hexdigest()[:WIDTH]
-
-
-def _mask_volatile(match: re.Match[str]) -> str:
-    found = match.group()
-    return found[: found.index('":') + 2] + "#"
-
-
-def normalize_error(text: str) -> str:
-    """Error text with UUIDs, hex ids and anything containing a digit masked, so
-    "timeout after 3012 ms (request 9f2c...)" repeats as the same failure."""
-    return _MASK.sub("#", _UUID.sub("#", text.strip()))
 
 
 def digest(data: Any) -> str | None:
@@ -261,12 +209,9 @@ def gist_similarity(a: str, b: str) -> float:
 
 # -- results that tell nothing, writes that teach nothing -----------------------------------
 
-NUMBER_START = frozenset("-0123456789")
-"""How the JSON text of a number starts: only such a value, or one starting with a
-``QUOTED_DIGIT`` (an ISO 8601 time), can be bookkeeping."""
 QUOTED_DIGIT = frozenset(f'"{d}' for d in "0123456789")
-_ISO_TIME = re.compile(r'"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)"')
-_NOW_SECONDS = 120.0
+"""How the JSON text of an ISO 8601 time starts: only a value starting so, or a number
+(``NUMBER_START``), can be bookkeeping."""
 
 
 def is_acknowledgement(preview: Any) -> bool:
@@ -294,36 +239,8 @@ def bookkeeping(data: Any, last: float | None, now: float) -> tuple[bool, float 
             value = float(data)
         except ValueError:
             return False, None
-        return (last is not None and abs(value - last) == 1) or _near(value, now), value
+        return (last is not None and abs(value - last) == 1) or near_now(value, now), value
     return is_now(data, now), None
-
-
-def _near(number: float, now: float) -> bool:
-    """Whether a number is the time ``now`` in epoch seconds or milliseconds."""
-    return abs(number - now) <= _NOW_SECONDS or abs(number / 1000 - now) <= _NOW_SECONDS
-
-
-def is_now(data: str, now: float) -> bool:
-    """Whether JSON text ``data`` is the time ``now``: epoch seconds or an ISO 8601 string
-    (naive ones read as UTC or local time) within two minutes."""
-    if data[:1] in NUMBER_START:
-        try:
-            return _near(float(data), now)
-        except ValueError:
-            return False
-    if not (data[:1] == '"' and data[1:2].isdigit()):
-        return False
-    match = _ISO_TIME.fullmatch(data)
-    if match is None:
-        return False
-    try:
-        moment = datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    if moment.tzinfo is None:  # local or UTC: either reading counts
-        utc = moment.replace(tzinfo=timezone.utc).timestamp()
-        return min(abs(utc - now), abs(moment.timestamp() - now)) <= _NOW_SECONDS
-    return abs(moment.timestamp() - now) <= _NOW_SECONDS
 
 
 # -- tools that wait ------------------------------------------------------------------------
@@ -335,14 +252,21 @@ _WAIT_ALONE = frozenset({"delay", "pause", "idle", "throttle", "wait", "sleep"})
 _WAIT_UNITS = frozenset(
     {"s", "ms", "sec", "secs", "second", "seconds", "minute", "minutes", "for", "a", "bit", "while"}
 )
-SLEEPS, BLOCKS = 1, 2
-_waiting_names: dict[str, int] = {}
+SLEEPS, BLOCKS, THINKS = 1, 2, 3
+_THINK_CORE = frozenset(
+    {"think", "thinking", "thought", "thoughts", "reflect", "reflection", "critique"}
+    | {"ponder", "brainstorm", "reasoning", "deliberate", "sequentialthinking"}
+)
+_THINK_ALSO = frozenset({"tool", "step", "self", "sequential", "out", "loud", "inner", "a"})
+_tool_kinds: dict[str, int] = {}
 
 
-def wait_kind(tool_name: str) -> int:
-    """0: not a wait; ``SLEEPS``: only waits (sleep, backoff, pause_seconds); ``BLOCKS``:
-    waits for something and says how it is (wait_for_job, WaitUntilReady)."""
-    known = _waiting_names.get(tool_name)
+def tool_kind(tool_name: str) -> int:
+    """0: a tool that acts; ``SLEEPS``: only waits (sleep, backoff, pause_seconds);
+    ``BLOCKS``: waits for something and says how it is (wait_for_job, WaitUntilReady);
+    ``THINKS``: a thought (``think``, ``reflect``, ``self_critique``, ``think_step``,
+    ``sequential_thinking``: only such words)."""
+    known = _tool_kinds.get(tool_name)
     if known is None:
         words = [w.lower() for w in _NAME_WORD.findall(tool_name)]
         if not words:
@@ -353,11 +277,21 @@ def wait_kind(tool_name: str) -> int:
             known = SLEEPS
         elif words[0] in _WAIT_FIRST:
             known = BLOCKS
+        elif not _THINK_CORE.isdisjoint(words) and all(
+            w in _THINK_CORE or w in _THINK_ALSO for w in words
+        ):
+            known = THINKS
         else:
             known = 0
-        if len(_waiting_names) < 4096:
-            _waiting_names[tool_name] = known
+        if len(_tool_kinds) < 4096:
+            _tool_kinds[tool_name] = known
     return known
+
+
+def wait_kind(tool_name: str) -> int:
+    """0: not a wait; ``SLEEPS`` or ``BLOCKS`` (see ``tool_kind``)."""
+    kind = tool_kind(tool_name)
+    return 0 if kind == THINKS else kind
 
 
 def is_waiting(tool_name: str) -> bool:

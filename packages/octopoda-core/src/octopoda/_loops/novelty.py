@@ -26,6 +26,8 @@ thresholds.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
+from types import SimpleNamespace
 from typing import Any
 
 from .._records import Event
@@ -40,6 +42,14 @@ from .gists import (
 )
 from .monitor import Detector, LoopMonitor
 from .oscillation import OscillationDetector
+from .paraphrase import (
+    VALUE_CHARS,
+    Statement,
+    restates,
+    same_statement,
+    statement,
+    thought_text,
+)
 from .payloads import (
     PASS_KINDS,
     WRITE_KINDS,
@@ -53,6 +63,7 @@ from .recall_write import RecallWriteDetector
 from .reflection import ReflectionDetector
 from .retry import RetryDetector
 from .streams import CallRun, KeyStream, read_stream
+from .volatile import value_gist
 
 __all__ = ["NOT_ACTIONS", "NoveltyTracker"]
 
@@ -69,8 +80,13 @@ NOT_ACTIONS = frozenset(
 )
 """Event kinds that are bookkeeping, not actions of the agent: not counted."""
 
+_NO_VALUES = repeat(SimpleNamespace(data=None))
+"""The values of writes replayed from the store (which keeps their digests only)."""
 _Touched = tuple[str, KeyStream, str, WriteEntry, str, bool]
 """A write being judged: (stream, key, record, entry, the key's recent values, new?)."""
+_Rewrite = tuple[str, Statement, tuple[int, str, str, str], Statement, tuple[int, str, str, str]]
+"""A key rewritten in other words: (key, what it says now and its write, what it said and
+its last write)."""
 
 
 class NoveltyTracker:
@@ -93,11 +109,13 @@ class NoveltyTracker:
     """
 
     __slots__ = (
+        "_outcomes",
         "_seen",
         "detectors",
         "keys",
         "monitor",
         "oscillation",
+        "paraphrases",
         "ping_pong",
         "recall_write",
         "reflection",
@@ -110,6 +128,11 @@ class NoveltyTracker:
         self.keys: Bounded[KeyStream] = Bounded(memory)
         self.runs: Bounded[CallRun] = Bounded(memory)
         self._seen: Bounded[bool] = Bounded(memory)
+        # (tool, outcome) -> the run with free-text arguments that last had it
+        self._outcomes: Bounded[CallRun] = Bounded(memory)
+        self.paraphrases = 0
+        """How often two texts were compared as paraphrases here (a cheap check having found
+        a candidate); ping-pong and reflection count their own comparisons."""
         self.detectors: list[Detector] = []
         self.retry: RetryDetector | None = None
         self.oscillation: OscillationDetector | None = None
@@ -151,8 +174,10 @@ class NoveltyTracker:
         writes: list[WriteEntry] = found if isinstance(found, list) else []
         keys = self.keys
         touched: list[_Touched] = []
+        rewrites: list[_Rewrite] | None = None
         novel = False
-        for entry in writes:
+        ws = event.writes  # (the values, in the order of the entries; none in a replay)
+        for entry, w in zip(writes, ws or _NO_VALUES, strict=False):
             namespace = entry.get("namespace")
             name = entry["key"]
             stream = name if namespace is None else f"{namespace}\x00{name}"
@@ -163,13 +188,25 @@ class NoveltyTracker:
             rec = sha[:WIDTH] if sha else TOMBSTONE
             if len(rec) != WIDTH:
                 rec = record(sha)
+            data = w.data
+            if key.masked and type(data) is str:  # (its values are compared without
+                raw, rec = rec, value_gist(data, time)[0]  # their volatile parts)
+                key.renewed, key.raw = raw != key.raw, raw
             recent = key.recent
             at = recent.find(rec)
             if at > 0 and at % WIDTH:
                 at = find(recent, rec)
-            novel = novel or at < 0  # (a value the key did not have in its last 6 writes)
-            touched.append((stream, key, rec, entry, recent, at < 0))
-        ws = event.writes
+            new = at < 0  # (a value the key did not have in its last 6 writes)
+            if (  # (a rewrite with nothing new since, or a key not yet checked: rare)
+                new
+                and (not key.checked or monitor.novelty == key.novelty)
+                and recent
+                and type(data) is str
+            ):
+                rec, new, rewrites = self._rewritten(key, rec, data, event, rewrites)
+            key.data = data
+            novel = novel or new
+            touched.append((stream, key, rec, entry, recent, new))
         if novel and ws:  # (bookkeeping? only numbers and quoted times can be)
             d = ws[0].data
             if len(ws) > 1 or (type(d) is str and (d[:1] in NUMBER_START or d[:2] in QUOTED_DIGIT)):
@@ -177,6 +214,22 @@ class NoveltyTracker:
         before = monitor.before = monitor.novelty
         monitor.event_novel = novel
         novelty = monitor.novelty = before + 1 if novel else before
+        self._chain_writes(event, kind, time, touched, before, novelty, rewrites)
+        return event
+
+    def _chain_writes(
+        self,
+        event: Event,
+        kind: str,
+        time: float,
+        touched: list[_Touched],
+        before: int,
+        novelty: int,
+        rewrites: list[_Rewrite] | None,
+    ) -> None:
+        """Each written key's chains: oscillation, recall-write (only for a write it can
+        concern), then the key's last write; reflection for restatements, ping-pong for
+        shared writes."""
         osc, churn = self.oscillation, self.recall_write
         ref = (event.seq, kind)
         for stream, key, rec, entry, recent, _ in touched:
@@ -191,10 +244,63 @@ class NoveltyTracker:
                 churn.observe_other_write(stream, key)
             elif key.read is not None or key.churns is not None or recent.endswith(rec):
                 # (recall-write: a read pending, a churn going on, or the last value again)
-                churn.observe_write(stream, key, rec, entry, event, recent, same)
+                renewed = key.masked and key.renewed  # (only volatile parts changed)
+                churn.observe_write(stream, key, rec, entry, event, recent, same, renewed)
+        if rewrites is not None and self.reflection is not None:
+            for name, said, this, earlier, last in rewrites:
+                self.reflection.observe_rewrite(name, said, this, (earlier, last), time)
         if kind == "shared_write" and self.ping_pong is not None:
             self.ping_pong.observe_shared_write(event)
-        return event
+
+    def _rewritten(
+        self,
+        key: KeyStream,
+        rec: str,
+        data: str,
+        event: Event,
+        rewrites: list[_Rewrite] | None,
+    ) -> tuple[str, bool, list[_Rewrite] | None]:
+        """A key rewritten with a value it had not had: the value's record, whether it is
+        new (not when it only restates the last value), and the restatements so far."""
+        new = True
+        if not key.checked:
+            rec, new = self._check_volatile(key, rec, data, event.time)
+        if new and self.monitor.novelty == key.novelty and self.reflection is not None:
+            rewrite = self._restatement(key, data, event)
+            if rewrite is not None:  # (the same said again: not new)
+                return rec, False, [*(rewrites or ()), rewrite]
+        return rec, new, rewrites
+
+    def _check_volatile(self, key: KeyStream, rec: str, data: str, now: float) -> tuple[str, bool]:
+        """A key rewritten with another value for the first time: do its values carry
+        volatile parts (metadata, the current time)? If so they are compared without them
+        from now on (``value_gist``), its last value too. The new record of the value, and
+        whether it is new."""
+        key.checked = True
+        masked, parts = value_gist(data, now)
+        if not parts:
+            return rec, True
+        key.masked, key.raw = True, key.recent[-WIDTH:]  # (the last value as written)
+        if type(key.data) is str:  # (its last value as it reads without them)
+            key.remask(value_gist(key.data, key.time)[0])
+        return masked, find(key.recent, masked) < 0
+
+    def _restatement(self, key: KeyStream, data: str, event: Event) -> _Rewrite | None:
+        """A key rewritten with nothing new since its last write: does the new value say
+        what the last one said, in other words (a plan or a critique restated)?"""
+        last = key.data
+        if type(last) is not str or " " not in data:
+            return None
+        said = statement(data, limit=VALUE_CHARS)
+        earlier = statement(last, limit=VALUE_CHARS) if said is not None else None
+        if said is None or earlier is None or self.reflection is None:
+            return None
+        self.paraphrases += 1
+        if not restates(said, earlier, self.reflection.paraphrase_similarity):
+            return None
+        this = (event.seq, event.kind, key.key, data[:80])
+        seq = key.refs[-1][0] if key.refs else 0  # (oscillation's: the key's last write)
+        return key.key, said, this, earlier, (seq, event.kind, key.key, last[:80])
 
     def _new(self, fingerprint: Any) -> bool:
         seen = self._seen
@@ -223,36 +329,44 @@ class NoveltyTracker:
         """A tool call: a new result?, then oscillation and retry, then the run's last
         call. A result is new when the run had not returned it in its last 8 results and
         it is more than an acknowledgement (the first result of new arguments, even an
-        acknowledgement, is minor progress)."""
+        acknowledgement, is minor progress), nor a restatement of its last result."""
         p: ToolCallPayload = event.payload  # type: ignore[assignment]  # (tool_call_of)
         monitor = self.monitor
         name, args = p["name"], p.get("args_gist") or p["args_sha256"]
-        run = self.runs.get((name, args))
-        if run is None:
-            run = self.runs.put((name, args), CallRun(name, args, p.get("args_preview", "")))
-        before = monitor.before = monitor.novelty
         failed = "error_sha256" in p
-        if run.waiting and not failed:  # a sleep: neutral, in no chain, never new
-            monitor.waits += 1
-            monitor.event_novel = False
-            return event
-        novel = False
         if failed:
             outcome = "e" + p["error_sha256"]
         else:
             result = str(p.get("result_gist") or p.get("result_sha256"))
             outcome = "r" + result
+        run = self.runs.get((name, args))
+        if run is None:
+            run = self._new_run(event, p, name, args, outcome, failed)
+        before = monitor.before = monitor.novelty
+        if run.neutral and not failed:  # a sleep or a thought: in no chain, never new
+            return self._neutral_call(event, p, run)
+        novel = False
+        if not failed:
             rec = result[:WIDTH]
             results = run.results
             at = results.find(rec)
             if at > 0 and at % WIDTH:
                 at = find(results, rec)
-            if at < 0:  # a result this call had not returned lately
-                run.results = (results if len(results) < 8 * WIDTH else results[WIDTH:]) + rec
-                novel = not is_acknowledgement(p.get("result_preview"))
-                if not novel and not results:
-                    novel = True  # new arguments, acknowledged: minor progress
-                    monitor.minor += 1
+            if at < 0:  # a result this call had not returned lately (not in other words?)
+                preview = p.get("result_preview", "")
+                restated = self._restated_result(run, preview, outcome) if " " in preview else None
+                if restated is not None:
+                    outcome = restated
+                else:
+                    run.results = (results if len(results) < 8 * WIDTH else results[WIDTH:]) + rec
+                    novel = not is_acknowledgement(preview)
+                    if not novel and not results:
+                        novel = True  # new arguments, acknowledged: minor progress
+                        monitor.minor += 1
+                    if run.texty:
+                        self._outcomes.put((name, outcome), run)
+        elif run.texty:
+            self._outcomes.put((name, outcome), run)
         monitor.event_novel = novel
         if novel:
             monitor.novelty = before + 1
@@ -265,6 +379,73 @@ class NoveltyTracker:
             self.retry.observe_call(event, p, run, failed, outcome)
         run.novelty, run.waits, run.time = monitor.novelty, monitor.waits, event.time
         run.thoughts, run.at = monitor.thoughts, monitor.calls
+        return event
+
+    def _new_run(
+        self, event: Event, p: ToolCallPayload, name: str, args: str, outcome: str, failed: bool
+    ) -> CallRun:
+        """The run of a (tool, arguments) seen for the first time: its own, or the run of
+        an earlier call these arguments only reword (free texts paraphrased, the rest the
+        same) that got the same result or failure (not an acknowledgement) back."""
+        preview = p.get("args_preview", "")
+        run = None
+        if " " in preview and (failed or not is_acknowledgement(p.get("result_preview"))):
+            other = self._outcomes.get((name, outcome))
+            window = self.retry.window_seconds if self.retry is not None else 300.0
+            if other is not None and event.time - other.time <= window:
+                run = self._rewording(preview, other)
+        if run is None:
+            run = CallRun(name, args, preview)
+        return self.runs.put((name, args), run)
+
+    def _rewording(self, preview: str, other: CallRun) -> CallRun | None:
+        """``other`` if arguments ``preview`` reword its first or its last wording."""
+        said = statement(preview)
+        if said is None:
+            return None
+        threshold = self.retry.reworded_similarity if self.retry is not None else 0.5
+        wordings = {other.preview, other.calls[-1][2] if other.calls else ""} - {""}
+        for wording in wordings:
+            earlier = statement(wording)
+            if earlier is not None:
+                self.paraphrases += 1
+                if same_statement(said, earlier, threshold):
+                    other.reworded = True
+                    return other
+        return None
+
+    def _restated_result(self, run: CallRun, preview: str, outcome: str) -> str | None:
+        """A new text result (its ``preview``, with a space): the outcome of the run's last
+        text result if it says the same in other words (short texts only); else None, and
+        it is the run's last text result."""
+        said = run.said
+        run.said = (preview, outcome)
+        if said is None:
+            return None
+        now = statement(preview)
+        earlier = statement(said[0]) if now is not None else None
+        if now is None or earlier is None:
+            return None
+        self.paraphrases += 1
+        threshold = self.retry.paraphrase_similarity if self.retry is not None else 0.6
+        if not restates(now, earlier, threshold):
+            return None
+        run.said = said  # (the same result: the earlier wording stands for it)
+        return said[1]
+
+    def _neutral_call(self, event: Event, p: ToolCallPayload, run: CallRun) -> Event:
+        """A sleep (it marks the calls around it as polling) or a thought (a call of a
+        thinking tool: like a model call, and reflection reads what it thinks)."""
+        monitor = self.monitor
+        monitor.event_novel = False
+        if run.waiting:
+            monitor.waits += 1
+            return event
+        monitor.thoughts += 1
+        if self.reflection is not None:
+            preview = p.get("args_preview", "")
+            ref = (event.seq, "tool_call", run.name, preview)
+            self.reflection.observe_thought(event, run.name, thought_text(preview), ref)
         return event
 
     # -- reads, decisions, messages ---------------------------------------------------------
@@ -297,6 +478,8 @@ class NoveltyTracker:
         if kind in PASS_KINDS or kind == "broadcast" or kind == "message_read":
             p = event.payload
             novel = self._new(("content", p.get("content_gist") or p.get("content_sha256")))
+            if novel and kind == "message_read" and self.ping_pong is not None:
+                self.ping_pong.heard += 1  # (what a partner said: not ping-pong's progress)
         elif kind == "llm_call":
             monitor.thoughts += 1
         monitor.event_novel = novel

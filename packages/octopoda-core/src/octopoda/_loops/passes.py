@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 from .._records import Event
 from .._store import MessageRow, stored_sha256
 from .gists import content_gist, informative
+from .paraphrase import PREVIEW_CHARS
 from .payloads import pass_of, tool_call_of
 from .ping_pong import Pass
 
 if TYPE_CHECKING:
     from .._store import Store
 
-__all__ = ["WINDOW", "PassLog", "key_history", "partner_work"]
+__all__ = ["WINDOW", "PassLog", "key_history", "partner_work", "preview"]
 
 WINDOW = 48
 """The passes kept: an agent's newest 48 handoffs and messages, sent or received."""
@@ -113,7 +114,7 @@ class PassLog:
         self._last_id = message_id
         kind = "handoff" if "handoff" in (event.kind, p.get("type")) else "message_sent"
         to = str(p["to"])
-        ref = (seq, kind, to, str(p.get("preview", ""))[:60], self.agent)
+        ref = (seq, kind, to, str(p.get("preview", "")), self.agent)
         content = str(p.get("content_gist") or p.get("content_sha256"))
         run = p.get("run_id")
         item = (self.agent, to, content, event.time, ref)
@@ -144,7 +145,7 @@ class PassLog:
             gist = gists[row.body_sha256] = content_gist(row.body)
         kind = "handoff" if row.message_type == "handoff" else "message_sent"
         to = str(row.recipient)
-        ref = (row.seq, kind, to, row.body[:60], row.sender)
+        ref = (row.seq, kind, to, preview(row.body), row.sender)
         item = (row.sender, to, gist, row.created_at, ref)
         self._add(row.id, item, to == self.agent, row.run_id)
 
@@ -167,6 +168,11 @@ class PassLog:
             ids.pop(0)
             self._passes.pop(0)
             self._scoped -= self._runs.pop(0) is not None
+
+
+def preview(body: str) -> str:
+    """A message body as its event's preview shows it (cut at 120 characters)."""
+    return body if len(body) <= PREVIEW_CHARS else body[: PREVIEW_CHARS - 3] + "..."
 
 
 def key_history(store: Store, namespace: str, key: str) -> list[Pass]:

@@ -2,8 +2,9 @@
 
 Fires when a key is read and written back unchanged or with one of its recent values, or
 rewritten with the value it already has, ``min_churns`` (3) times in a row with nothing
-new in between. A write with a TTL (a lease renewal) is never churn, and a forget (or a
-restore or import) of the key ends it. There is no time window. Confidence 0.8 at the
+new in between. A write with a TTL (a lease renewal) is never churn, nor is one that only
+refreshes the volatile parts of a value (a heartbeat's time: see ``volatile``), and a
+forget (or a restore or import) of the key ends it. There is no time window. Confidence 0.8 at the
 threshold.
 """
 
@@ -55,14 +56,15 @@ class RecallWriteDetector(Detector):
         event: Event,
         recent: str,
         follows: bool,
+        renewed: bool = False,
     ) -> None:
         """A write (remember, shared write) of value ``rec`` to ``key`` after a read of it,
         during a churn, or repeating its last value (the novelty tracker calls only then: a
         new value written without a read is nothing to recall-write). ``recent`` holds the
         values of its last writes before this one; ``follows`` says nothing new happened
-        since the last of them."""
+        since the last of them; ``renewed`` that only its volatile parts changed."""
         read = key.read
-        if "expires_at" in entry:  # a renewal: rewriting a value to extend it is not churn
+        if renewed or "expires_at" in entry:  # a renewal (a lease, a heartbeat): not churn
             key.read = None
             if key.churns is not None:
                 self.end(stream, key)

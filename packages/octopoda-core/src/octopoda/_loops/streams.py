@@ -9,7 +9,8 @@ its own chain in its own fields.
 
 from __future__ import annotations
 
-from .gists import BLOCKS, SLEEPS, wait_kind
+from .chain import WIDTH
+from .gists import BLOCKS, SLEEPS, THINKS, tool_kind
 from .signals import RefTuple
 
 __all__ = ["ACTIONS", "CallRun", "KeyStream", "read_stream"]
@@ -36,9 +37,30 @@ class KeyStream:
     ``number`` (its last numeric value: a counter?). Oscillation's: ``chain`` (its states
     since the last progress, at most 24) and ``refs`` (the events of its last 24 states: a
     ring whose tail is the chain). Recall-write's: ``read`` (a pending read: the value
-    read, and its event) and ``churns`` (the churn so far)."""
+    read, and its event) and ``churns`` (the churn so far).
 
-    __slots__ = ("chain", "churns", "key", "novelty", "number", "read", "recent", "refs", "time")
+    The tracker's too: ``data`` (its last value's JSON text: a rewrite restating it in
+    other words is not new), ``checked`` (whether its values were
+    looked at for volatile fields) and ``masked`` (they have some: its values are compared
+    without them, ``raw`` being the record of its last value as written, ``renewed``
+    whether that write changed only volatile parts)."""
+
+    __slots__ = (
+        "chain",
+        "checked",
+        "churns",
+        "data",
+        "key",
+        "masked",
+        "novelty",
+        "number",
+        "raw",
+        "read",
+        "recent",
+        "refs",
+        "renewed",
+        "time",
+    )
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -50,6 +72,19 @@ class KeyStream:
         self.read: tuple[str | bytes | None, RefTuple] | None = None
         self.churns: list[RefTuple] | None = None
         self.number: float | None = None
+        self.data: str | bytes | None = None
+        self.checked = False
+        self.masked = False
+        self.raw = ""
+        self.renewed = False
+
+    def remask(self, rec: str) -> None:
+        """Its last value is ``rec`` from now on (the same value without its volatile
+        parts), in its recent values and in oscillation's chain."""
+        last = self.recent[-WIDTH:]
+        self.recent = self.recent[:-WIDTH] + rec
+        if self.chain.endswith(last):
+            self.chain = self.chain[:-WIDTH] + rec
 
 
 class CallRun:
@@ -57,13 +92,18 @@ class CallRun:
 
     The tracker's: ``name``, ``args`` (the digest of its arguments, without nonces),
     ``preview``, ``waiting`` (a sleep: neutral) and ``blocking`` (a wait for something: a
-    poll), ``tag`` (its part of an action state, for oscillation), ``results`` (the
-    records of its last 8 results: a result not among them is new), and its last call:
+    poll), ``thinking`` (a thought: neutral, read by reflection), ``neutral`` (either),
+    ``texty`` (its arguments hold free text: other wordings of them may join the run,
+    ``reworded`` once one did), ``tag`` (its part of an action state, for oscillation),
+    ``results`` (the records of its last 8 results: a result not among them is new),
+    ``said`` (its last text result's preview and outcome: a result restating it in
+    other words is not new), and its last call:
     ``novelty`` (the novelty count after it), ``waits``, ``thoughts`` and ``at`` (the
     monitor's wait, LLM-call and tool-call counts then) and ``time``. Retry's:
     ``outcome`` (the error or result its chain repeats), ``calls`` (that chain: (seq,
-    time)), ``failures`` (the seqs of its failures in a row), ``learned`` (the novelty
-    count without minor progress after its last failure) and ``polled``."""
+    time, and its arguments' preview once other wordings joined the run)), ``failures``
+    (the seqs of its failures in a row), ``learned`` (the novelty count without minor
+    progress after its last failure) and ``polled``."""
 
     __slots__ = (
         "args",
@@ -73,12 +113,17 @@ class CallRun:
         "failures",
         "learned",
         "name",
+        "neutral",
         "novelty",
         "outcome",
         "polled",
         "preview",
         "results",
+        "reworded",
+        "said",
         "tag",
+        "texty",
+        "thinking",
         "thoughts",
         "time",
         "waiting",
@@ -89,9 +134,14 @@ class CallRun:
         self.name = name
         self.args = args
         self.preview = preview
-        kind = wait_kind(name)
+        kind = tool_kind(name)
         self.waiting = kind == SLEEPS
         self.blocking = kind == BLOCKS
+        self.thinking = kind == THINKS
+        self.neutral = self.waiting or self.thinking
+        self.texty = " " in preview
+        self.reworded = False
+        self.said: tuple[str, str] | None = None
         self.tag = f"{hash((name, args)) & 0xFFFFFFFFFF:010x}"
         self.results = ""
         self.outcome = ""
@@ -102,5 +152,5 @@ class CallRun:
         self.at = 0
         self.time = 0.0
         self.polled = False
-        self.calls: list[tuple[int, float]] = []
+        self.calls: list[tuple[int, float, str]] = []
         self.failures: list[int] = []

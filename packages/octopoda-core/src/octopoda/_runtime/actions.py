@@ -144,12 +144,12 @@ class ActionsMixin(RuntimeBase):
             text = _error_text(error)
             payload["error"] = text[:PREVIEW_CHARS]
             payload["error_sha256"] = hashlib.sha256(
-                normalize_error(text).encode("utf-8", "surrogatepass")
+                normalize_error(text, args).encode("utf-8", "surrogatepass")
             ).hexdigest()
         else:
             sha, text = _digest_text(result)
             payload["result_sha256"], payload["result_preview"] = sha, _preview(text)
-            gist = volatile_gist(text)
+            gist = volatile_gist(text, echoes=args)
             if gist is not None:  # what the result says, without its timestamps and ids
                 payload["result_gist"] = gist
         self._usage(payload, cost_usd, tokens_in, tokens_out, duration_ms)
