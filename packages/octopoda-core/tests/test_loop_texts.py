@@ -72,12 +72,12 @@ def test_what_changes_beside_a_timing_is_still_news(one: str, two: str) -> None:
 
 def test_metadata_keys_are_masked_by_exact_name_only() -> None:
     for name in _RESULT_METADATA.split("|"):
-        assert _VOLATILE.fullmatch(f'"{name}":1'), name
+        assert _VOLATILE.pattern.fullmatch(f'"{name}":1'), name
     for near in ("starts_at", "latency_ms", "updated", "tooks", "attempted", "t", "time"):
-        assert not _VOLATILE.fullmatch(f'"{near}":1'), near
+        assert not _VOLATILE.pattern.fullmatch(f'"{near}":1'), near
     for name in _ARGUMENT_NOISE.split("|"):
-        assert _VOLATILE_ARGS.fullmatch(f'"{name}":"x"'), name
-    assert not _VOLATILE_ARGS.fullmatch('"user_id":"x"')
+        assert _VOLATILE_ARGS.pattern.fullmatch(f'"{name}":"x"'), name
+    assert not _VOLATILE_ARGS.pattern.fullmatch('"user_id":"x"')
 
 
 def test_echoes_of_free_text_arguments_are_masked() -> None:

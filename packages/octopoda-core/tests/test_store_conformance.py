@@ -26,6 +26,7 @@ def test_sqlite_limited_current_is_the_full_answer_sliced_and_walks_the_index(
     """With a limit, SqliteStore.current walks the key index and stops early (no grouping or
     sorting of the whole range); its answer is still the full answer's slice."""
     import sqlite3
+    from contextlib import closing
 
     from octopoda import AgentRuntime
     from octopoda._store import agent_namespace
@@ -73,7 +74,7 @@ def test_sqlite_limited_current_is_the_full_answer_sliced_and_walks_the_index(
         offset=0,
         include_dead=False,
     )
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:  # (a Connection's own with does not close it)
         plan = " ".join(str(row) for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
     assert "TEMP B-TREE" not in plan and "MATERIALIZE" not in plan, plan
     store.close()

@@ -3,8 +3,6 @@
 Results are immutable named tuples: cheap to create on hot paths and to import.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 

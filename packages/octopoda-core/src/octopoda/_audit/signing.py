@@ -9,8 +9,6 @@ Whoever rewrites or truncates the chain below a signed head cannot produce a new
 signature without the private key, so ``verify(public_key=...)`` detects it.
 """
 
-from __future__ import annotations
-
 from typing import Any, Final, NamedTuple
 
 from .._canonical import canonical_json

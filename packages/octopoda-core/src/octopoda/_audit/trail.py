@@ -20,8 +20,6 @@ Audit bundle format (``format_version`` 1), self-contained and verifiable offlin
 Each event's hash is recomputed from ``canonical_json(payload)``.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import time as _time
@@ -63,7 +61,7 @@ class VerifyReport(NamedTuple):
     def __bool__(self) -> bool:
         return self.ok
 
-    def raise_for_status(self) -> VerifyReport:
+    def raise_for_status(self) -> "VerifyReport":
         """Raise :class:`AuditChainBroken` unless the chain verified."""
         if not self.ok:
             raise AuditChainBroken(

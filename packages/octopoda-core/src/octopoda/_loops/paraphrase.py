@@ -29,8 +29,6 @@ recent partner), so the cost below is paid rarely.
 * ``thought_text``: the free text of a (possibly cut) preview of a thought.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from typing import Any, NamedTuple
@@ -180,7 +178,7 @@ def extends(text: str, earlier: str) -> bool:
     return old <= new and len(new) >= len(old) + 2
 
 
-def restates(said: Statement, earlier: Statement, threshold: float) -> bool:
+def restates(said: "Statement", earlier: "Statement", threshold: float) -> bool:
     """Whether ``said`` says what ``earlier`` said again, in other words: the same
     statement, and not one that extends it."""
     return same_statement(said, earlier, threshold) and not extends(said.text, earlier.text)

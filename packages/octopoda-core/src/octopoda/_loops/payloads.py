@@ -7,8 +7,6 @@ the stores' ``write_entry``); the accessors give an event's payload that type, a
 beyond a call.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Any, TypedDict
 

@@ -2,8 +2,6 @@
 outage (one failure across many runs), an agent's status, and how a signal reads to a
 person (``describe``, ``call_text``)."""
 
-from __future__ import annotations
-
 import json
 from typing import Any, NamedTuple
 
@@ -106,7 +104,7 @@ class LoopStatus(_StatusFields):
 
     def __new__(
         cls, state: str, signals: tuple[LoopSignal, ...], outages: tuple[Outage, ...] = ()
-    ) -> LoopStatus:
+    ) -> "LoopStatus":
         status = super().__new__(cls, state, signals)
         status.outages = outages
         return status

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime, timezone
+from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -99,8 +99,31 @@ def _trie(words: list[str]) -> str:
     return expression(root)
 
 
-_VOLATILE = re.compile(rf'"{_trie(_RESULT_METADATA.split("|"))}":{_JSON_VALUE}')
-_VOLATILE_ARGS = re.compile(rf'"{_trie(_ARGUMENT_NOISE.split("|"))}":{_JSON_VALUE}')
+class _Lazy:
+    """A name trie's pattern, built on first use: building and compiling the two tries costs
+    more than the rest of this package's import together."""
+
+    __slots__ = ("_pattern", "_words")
+
+    def __init__(self, words: str) -> None:
+        self._words = words
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        pattern = self._pattern
+        if pattern is None:
+            trie = _trie(self._words.split("|"))
+            pattern = self._pattern = re.compile(rf'"{trie}":{_JSON_VALUE}')
+        return pattern
+
+    def subn(self, repl: Callable[[re.Match[str]], str], text: str) -> tuple[str, int]:
+        pattern = self._pattern
+        return (pattern or self.pattern).subn(repl, text)
+
+
+_VOLATILE = _Lazy(_RESULT_METADATA)
+_VOLATILE_ARGS = _Lazy(_ARGUMENT_NOISE)
 
 # -- volatile words in text -------------------------------------------------------------------
 
@@ -273,6 +296,8 @@ def _now_hints(now: float) -> tuple[frozenset[str], frozenset[str]]:
     minute = int(now // 60)
     found = _hints.get(minute)
     if found is None:
+        from datetime import datetime, timezone  # (once a minute: not at import)
+
         moments = (now - _NOW_SECONDS, now + _NOW_SECONDS)
         epochs = frozenset(str(int(m))[:6] for m in moments)
         dates = frozenset(
@@ -321,6 +346,8 @@ def is_now(data: str, now: float) -> bool:
 
 
 def _iso_now(text: str, now: float) -> bool:
+    from datetime import datetime, timezone  # (only for ISO-looking text: not at import)
+
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -4,15 +4,12 @@ loop-detection face of ``AgentRuntime``. The breaker's controls (``guard_tool_ca
 pause, resume, runs) are in ``runs.py``; the detectors, the policy and the breaker's rules
 in ``octopoda._loops``."""
 
-from __future__ import annotations
-
 import hashlib
 import json
-import logging
 import re
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .._canonical import canonical_text
 from .._errors import InvalidInput
@@ -23,12 +20,7 @@ from .._records import Event
 from .._store import SendMessage
 from .base import RuntimeBase, checked_call_id, checked_run_id
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["ActionsMixin", "Stats", "digest_preview", "reason_of"]
-
-logger = logging.getLogger("octopoda")
 
 PREVIEW_CHARS: Final = 120
 

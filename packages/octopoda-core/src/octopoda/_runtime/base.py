@@ -11,7 +11,6 @@ each a subclass of this base; ``AgentRuntime`` (``runtime.py``) puts them togeth
 from __future__ import annotations
 
 import json
-import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -45,8 +44,6 @@ if TYPE_CHECKING:
     from datetime import timedelta
 
 
-logger = logging.getLogger("octopoda")
-
 __all__ = [
     "RuntimeBase",
     "checked_call_id",
@@ -56,6 +53,15 @@ __all__ = [
     "optional_seconds",
     "required_seconds",
 ]
+
+
+def _warn(message: str, *args: object) -> None:
+    """A warning on the ``octopoda`` logger (logging is imported on the first one: it costs
+    a fifth of this package's import time and most runtimes never warn)."""
+    import logging
+
+    logging.getLogger("octopoda").warning(message, *args)
+
 
 MAX_ID_CHARS = 512
 """The longest run id or framework call id (a thread id, a session id, a UUID fit easily)."""
@@ -282,7 +288,7 @@ class RuntimeBase:
         states = (state,) if state is guard.default else (state, guard.default)
         for each in states:
             for signal in each.monitor.unannounced():
-                logger.warning(
+                _warn(
                     "octopoda: agent %r%s: %s",
                     self._agent_id,
                     "" if signal.run_id is None else f" run {signal.run_id!r}",
@@ -291,7 +297,7 @@ class RuntimeBase:
                 self._after(lambda s=signal: self._commit("loop_detected", s.to_dict()))
         if guard.outages.pending:
             for outage in guard.outages.unannounced():
-                logger.warning("octopoda: agent %r: %s", self._agent_id, describe_outage(outage))
+                _warn("octopoda: agent %r: %s", self._agent_id, describe_outage(outage))
                 self._after(lambda o=outage: self._commit("outage_detected", o.to_dict()))
 
     def _trip(self, now: float, state: RunState, tripped: Tripped) -> bool:
@@ -345,7 +351,7 @@ class RuntimeBase:
             text = json.dumps(info, ensure_ascii=False)
             self._after(lambda: self._commit("paused", info, status=("paused", text)))
             self._guard.paused_here, self._guard.pause_reason = True, reason
-            logger.warning("octopoda: agent %r paused: %s", self._agent_id, reason)
+            _warn("octopoda: agent %r paused: %s", self._agent_id, reason)
             return text
         info["run_id"] = run_id
         text = json.dumps(info, ensure_ascii=False)
@@ -353,5 +359,5 @@ class RuntimeBase:
         self._after(lambda: self._commit("paused", info, ops=[op]))
         paused = self._guard.runs.get(run_id)
         paused.paused_here, paused.pause_reason = True, reason
-        logger.warning("octopoda: agent %r run %r paused: %s", self._agent_id, run_id, reason)
+        _warn("octopoda: agent %r run %r paused: %s", self._agent_id, run_id, reason)
         return text

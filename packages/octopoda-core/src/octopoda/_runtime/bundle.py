@@ -24,7 +24,6 @@ without a value.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 import math
@@ -50,6 +49,8 @@ def _export_version(row: StoredRow) -> dict[str, Any]:
         item["value"] = json.loads(row.data)
     elif row.encoding == "bytes":
         item["encoding"] = "bytes"
+        import base64  # (only for bytes values: not at import)
+
         item["value"] = base64.b64encode(bytes(row.data)).decode("ascii")
     else:
         item["encoding"] = "tombstone"
@@ -100,6 +101,8 @@ def _import_version(namespace: str, key: str, item: Any, where: str) -> MemoryWr
     if encoding == "json":
         value: Any = item["value"]
     elif encoding == "bytes":
+        import base64
+
         try:
             value = base64.b64decode(str(item["value"]), validate=True)
         except (binascii.Error, ValueError):

@@ -1,7 +1,5 @@
 """Octopoda: one store handle for many agents."""
 
-from __future__ import annotations
-
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, NamedTuple
@@ -102,7 +100,7 @@ class Octopoda:
     def close(self) -> None:
         self._agents.clear()
 
-    def __enter__(self) -> Octopoda:
+    def __enter__(self) -> "Octopoda":
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -9,11 +9,9 @@ a new version, and a conflict is recorded for review: nothing is lost. With
 resolution, message and goal update is an event on the acting agent's chain.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from .._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
 from .._loops.gists import content_gist
@@ -42,9 +40,6 @@ from .._values import (
 )
 from .actions import digest_preview
 from .base import RuntimeBase, checked_run_id
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "CollabMixin",

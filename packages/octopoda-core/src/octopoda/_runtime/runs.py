@@ -10,8 +10,6 @@ agent's own pause (a loop of the default run, a cap, ``pause()``, or any loop wi
 ``pause_scope="agent"``) stops every run.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from .._errors import InvalidInput, NotFound

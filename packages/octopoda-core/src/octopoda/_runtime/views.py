@@ -4,8 +4,6 @@ Nothing here copies memory: a point in time is an event seq, and the memory "as 
 the newest version of each key written at or before that seq.
 """
 
-from __future__ import annotations
-
 import re
 from collections import deque
 from itertools import pairwise

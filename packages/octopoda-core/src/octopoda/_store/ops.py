@@ -6,8 +6,6 @@ resolutions, messages, erasures). The rules that decide whether they may happen 
 rows they become are the commit planner's (:mod:`octopoda._store.planner`).
 """
 
-from __future__ import annotations
-
 from typing import Final, NamedTuple
 
 __all__ = [

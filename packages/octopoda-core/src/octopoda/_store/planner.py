@@ -23,8 +23,6 @@ plain commit's planner (:func:`plan_plain_commit`: every ``remember``, tool call
 decision) call the same ones.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple

@@ -15,8 +15,6 @@ planner's types, so SQLite (statement by statement) and PostgreSQL (pipelined in
 trip) read them alike.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final, NamedTuple

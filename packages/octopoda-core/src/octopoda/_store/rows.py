@@ -1,7 +1,5 @@
 """What a store's reads return: one named tuple per table row (values still encoded)."""
 
-from __future__ import annotations
-
 import hashlib
 from typing import Any, NamedTuple
 

@@ -1,8 +1,6 @@
 """The breaker's verdict as text a framework can show: to the model instead of a tool's
 result, as the run's final answer, as a note on a result, or as an exception message."""
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from .._errors import AgentPaused
