@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -266,13 +267,16 @@ def test_without_a_thread_id_calls_are_the_agent_s_default_run(agent: AgentRunti
 
     upstream = Upstream()
     upstream.up = True
-    model = fake_model([fetch_call("c1"), answer("120 EUR.")])
+    model = fake_model([fetch_call("c1"), answer("120 EUR."), fetch_call("c2"), answer("ok")])
     graph = create_agent(model, upstream.tools(), middleware=[OctopodaMiddleware(agent)])
     result = graph.invoke({"messages": [HumanMessage("invoice")]})  # no checkpointer, no thread
     assert result["messages"][-1].content == "120 EUR."
     events = agent.timeline(kinds=["tool_call", "llm_call"])
     assert len(events) == 3 and all("run_id" not in e.payload for e in events)
     assert events[1].payload["call_id"] == "c1" and agent.runs() == []
+    # a thread id in the config gives the invocation its run, checkpointer or not
+    graph.invoke({"messages": [HumanMessage("invoice")]}, {"configurable": {"thread_id": "x"}})
+    assert [e.payload["call_id"] for e in agent.timeline(run_id="x", kinds=["tool_call"])] == ["c2"]
 
 
 def test_thread_ids_as_run_ids() -> None:
@@ -286,3 +290,27 @@ def test_thread_ids_as_run_ids() -> None:
     assert long is not None and len(long) <= 512 and long == run_of_thread("x" * 2000)
     assert long != run_of_thread("x" * 1999)
     assert "\x00" not in (run_of_thread("a\x00b") or "\x00")
+
+
+def test_the_readme_runs_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Runs: one agent, many threads", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    script: list[Any] = []
+    for user in ("ana", "ben", "carl"):
+        script += [fetch_call(f"{user}-1"), answer("The billing service is down, sorry.")]
+    script += [fetch_call(f"dora-{i}") for i in range(3)] + [answer("You're welcome!")]
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, Any] = {"model": fake_model(script), "tools": Upstream().tools()}
+    exec(compile(code, "README.md", "exec"), scope)
+    agent: AgentRuntime = scope["agent"]
+    try:
+        assert agent.loop_status().outages[0].runs == ("ana", "ben", "carl", "dora")
+        assert [(s.kind, s.run_id) for s in agent.loop_history()] == [("retry", "dora")]
+        assert len(agent.timeline(run_id="ana", kinds=["llm_call"])) == 3  # ana went on
+        assert not agent.paused  # resumed by the example's last line
+        dora = agent.timeline(run_id="dora", kinds=["tool_call"])
+        assert [e.payload["call_id"] for e in dora] == ["dora-0", "dora-1", "dora-2"]
+        assert agent.audit.verify().ok
+    finally:
+        agent.store.close()
