@@ -279,19 +279,6 @@ def test_without_a_thread_id_calls_are_the_agent_s_default_run(agent: AgentRunti
     assert [e.payload["call_id"] for e in agent.timeline(run_id="x", kinds=["tool_call"])] == ["c2"]
 
 
-def test_thread_ids_as_run_ids() -> None:
-    from octopoda_langchain._recording import run_of_thread, thread_of_config
-
-    assert thread_of_config({"configurable": {"thread_id": "t1"}}) == "t1"
-    assert thread_of_config({"configurable": {"thread_id": 42}}) == "42"
-    assert thread_of_config({"configurable": {}}) is None and thread_of_config(None) is None
-    assert run_of_thread("") is None
-    long = run_of_thread("x" * 2000)
-    assert long is not None and len(long) <= 512 and long == run_of_thread("x" * 2000)
-    assert long != run_of_thread("x" * 1999)
-    assert "\x00" not in (run_of_thread("a\x00b") or "\x00")
-
-
 def test_the_readme_runs_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     section = readme.split("## Runs: one agent, many threads", 1)[1]
