@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import pytest
@@ -85,3 +86,61 @@ def test_options_are_checked(db_path: str) -> None:
     handler: Any = OctopodaCallbackHandler("by-id", store=db_path, record_models=False)
     ScriptedChatModel(script=["x"]).invoke("y", config={"callbacks": [handler]})
     assert handler.agent.agent_id == "by-id" and handler.agent.timeline() == []
+
+
+@pytest.mark.graph
+def test_each_thread_of_a_graph_is_its_run(db_path: str) -> None:
+    """In a LangGraph graph (any LangGraph line) the callbacks carry the thread: a loop in
+    one thread is refused there only, and each call keeps its ids."""
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    class State(TypedDict):
+        url: str
+
+    def fetch_node(state: State, config: RunnableConfig) -> State:
+        flaky.invoke(call("flaky", url=state["url"]), config)
+        return state
+
+    builder = StateGraph(State)
+    builder.add_node("fetch", fetch_node)
+    builder.add_edge(START, "fetch")
+    builder.add_edge("fetch", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    agent = AgentRuntime("chain", store=db_path, policy=LoopPolicy("pause"))
+    handler = OctopodaCallbackHandler(agent, guard=True)
+
+    def run(thread: str) -> None:
+        config = {"configurable": {"thread_id": thread}, "callbacks": [handler]}
+        graph.invoke({"url": "https://billing"}, config)
+
+    for _ in range(3):
+        run("t1")
+    with pytest.raises(AgentPaused) as refused:
+        run("t1")
+    assert refused.value.run_id == "t1"
+    run("t2")  # another thread is not refused
+    events = agent.timeline(kinds=["tool_call"])
+    assert [e.payload["run_id"] for e in events] == ["t1", "t1", "t1", "t2"]
+    call_ids = [e.payload["call_id"] for e in events]
+    # the tool call's id where LangChain hands it to callbacks (langchain-core 1.x), else
+    # LangChain's run id of each tool call
+    if set(call_ids) != {"call-flaky"}:
+        assert len({str(uuid.UUID(c)) for c in call_ids}) == 4
+    assert [r.id for r in agent.runs(status="paused")] == ["t1"]
+    agent.store.close()
+
+
+def test_thread_ids_as_run_ids() -> None:
+    from octopoda_langchain._recording import run_of_thread, thread_of_config
+
+    assert thread_of_config({"configurable": {"thread_id": "t1"}}) == "t1"
+    assert thread_of_config({"configurable": {"thread_id": 42}}) == "42"
+    assert thread_of_config({"configurable": {}}) is None and thread_of_config(None) is None
+    assert run_of_thread("") is None
+    long = run_of_thread("x" * 2000)
+    assert long is not None and len(long) <= 512 and long == run_of_thread("x" * 2000)
+    assert long != run_of_thread("x" * 1999)
+    assert "\x00" not in (run_of_thread("a\x00b") or "\x00")

@@ -34,7 +34,13 @@ def test_loop_breaker_example(tmp_path: Path, run_python: Any) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert out.count("ToolMessage   HTTP 503 Service Unavailable for invoice INV-42") == 3
-    assert "AIMessage     Stopped: Octopoda paused agent 'billing-bot' (retry loop" in out
+    # the loop pauses its thread (LoopPolicy's pause_scope="run"), not the agent
+    assert (
+        "AIMessage     Stopped: Octopoda paused run 'billing-1' of agent 'billing-bot' (retry loop"
+        in out
+    )
+    assert "paused threads: ['billing-1']" in out
+    assert "billing-2: Hello! How can I help?" in out
     assert "paused: True; tool calls: 3; model calls: 3" in out
     assert "detected: retry loop, confidence 80%" in out
     assert "audit chain verifies: True" in out

@@ -65,7 +65,10 @@ def test_loop_breaker_stops_a_retrying_agent(db_path: str, use_async: bool) -> N
     from langchain_core.messages import AIMessage, ToolMessage
     from octopoda_langchain.testing import tool_call
 
-    agent = AgentRuntime("bot", store=db_path, policy=LoopPolicy("pause"))
+    # the whole agent: a loop in thread t1 stops t2 too (the default pauses t1 only:
+    # test_runs.py)
+    policy = LoopPolicy("pause", pause_scope="agent")
+    agent = AgentRuntime("bot", store=db_path, policy=policy)
     graph = build(agent, [tool_call("fetch", {"url": "https://billing"})], [failing_tool()])
     result = ask(graph, "get the invoice", use_async=use_async)
     messages = result["messages"]

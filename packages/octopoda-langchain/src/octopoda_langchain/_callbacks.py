@@ -12,17 +12,16 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
 from octopoda import AgentRuntime, InvalidInput
+from octopoda.integrations import ActionRecorder, Prices, Target, check_prices, resolve_runtime
 
 from ._recording import (
-    Prices,
-    check_prices,
     cost_usd,
     is_control_flow,
     model_name,
+    run_of_thread,
     token_usage,
     tool_outcome,
 )
-from ._target import Target, resolve_runtime
 
 __all__ = ["OctopodaCallbackHandler"]
 
@@ -36,6 +35,12 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
     tool call raises :class:`~octopoda.AgentPaused` out of the run (callbacks cannot replace
     a tool's result; ``OctopodaMiddleware`` can). LangChain runs this synchronous handler in a
     worker thread for async runs, so it does not block an event loop.
+
+    Each call is in its run: the LangGraph thread (the ``thread_id`` LangGraph puts in the
+    callbacks' metadata), so loops are judged and paused per thread; calls outside a graph
+    with no ``thread_id`` in their metadata are the agent's default run. Tool calls carry
+    the model's tool call id (else LangChain's run id of the tool), model calls LangChain's
+    run id of the LLM call.
     """
 
     def __init__(
@@ -57,9 +62,11 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
         self.raise_error = guard  # let AgentPaused leave the run
         self.record_models = record_models
         self.prices = check_prices(prices)
-        self._tools: dict[UUID, tuple[str, Any, float]] = {}
-        self._models: dict[UUID, str] = {}
+        self._tools: dict[UUID, tuple[str, Any, float, str | None, str]] = {}
+        self._models: dict[UUID, tuple[str, str | None]] = {}
         self._lock = threading.Lock()
+        self._runtime_lock = threading.Lock()  # one call at a time into the detectors
+        self._recorder = ActionRecorder()
 
     # -- tools ----------------------------------------------------------------------------
 
@@ -74,25 +81,39 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
     ) -> None:
         name = str((serialized or {}).get("name") or kwargs.get("name") or "tool")
         args: Any = inputs if inputs is not None else input_str
+        run = _run_of(kwargs)
+        call_id = str(kwargs.get("tool_call_id") or run_id)
         with self._lock:
-            self._tools[run_id] = (name, args, time.perf_counter())
-        if self.guard:
-            try:
-                self.agent.guard_tool_call(name, args)
-            except BaseException:
-                with self._lock:
-                    self._tools.pop(run_id, None)
-                raise
+            self._tools[run_id] = (name, args, time.perf_counter(), run, call_id)
+        if not self.guard:
+            return
+        try:
+            with self._runtime_lock:
+                verdict = self._recorder.guard(self.agent, name, args, run_id=run)
+            if verdict is not None:
+                raise verdict.error
+        except BaseException:
+            with self._lock:
+                self._tools.pop(run_id, None)
+            raise
 
     def _finish(self, run_id: UUID, result: Any, error: Any) -> None:
         with self._lock:
             started = self._tools.pop(run_id, None)
         if started is None:
             return
-        name, args, t0 = started
-        self.agent.record_tool_call(
-            name, args, result=result, error=error, duration_ms=(time.perf_counter() - t0) * 1e3
-        )
+        name, args, t0, run, call_id = started
+        with self._runtime_lock:
+            self._recorder.tool_call(
+                self.agent,
+                name,
+                args,
+                result=result,
+                error=error,
+                duration_ms=(time.perf_counter() - t0) * 1e3,
+                run_id=run,
+                call_id=call_id,
+            )
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         result, error = tool_outcome(output)
@@ -118,7 +139,7 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
             or ((serialized or {}).get("id") or ["unknown"])[-1]
         )
         with self._lock:
-            self._models[run_id] = str(name)
+            self._models[run_id] = (str(name), _run_of(kw))
 
     def on_chat_model_start(
         self,
@@ -137,7 +158,7 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
-            started_name = self._models.pop(run_id, None)
+            started_name, run = self._models.pop(run_id, (None, _run_of(kwargs)))
         if not self.record_models:
             return
         generation = (
@@ -148,13 +169,23 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
         name = model_name(
             message, None, (response.llm_output or {}).get("model_name") or started_name
         )
-        self.agent.record_llm_call(
-            name,
-            cost_usd=cost_usd(message, name, tokens, self.prices),
-            tokens_in=tokens[0],
-            tokens_out=tokens[1],
-        )
+        with self._runtime_lock:
+            self._recorder.llm_call(
+                self.agent,
+                name,
+                cost_usd=cost_usd(message, name, tokens, self.prices),
+                tokens_in=tokens[0],
+                tokens_out=tokens[1],
+                run_id=run,
+                call_id=str(run_id),
+            )
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
             self._models.pop(run_id, None)
+
+
+def _run_of(kwargs: Mapping[str, Any]) -> str | None:
+    """The run of a callback: the LangGraph thread in its metadata, else None."""
+    metadata = kwargs.get("metadata")
+    return run_of_thread(metadata.get("thread_id")) if isinstance(metadata, Mapping) else None

@@ -11,9 +11,9 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from octopoda import AgentRuntime, InvalidInput
+from octopoda.integrations import Target, resolve_runtime, run_blocking
 
 from ._keys import chat_prefix
-from ._target import Target, resolve_runtime, to_thread
 
 __all__ = ["OctopodaChatMessageHistory"]
 
@@ -79,10 +79,10 @@ class OctopodaChatMessageHistory(BaseChatMessageHistory):
         self.agent.forget_many(self.agent.keys(self._prefix))
 
     async def aget_messages(self) -> list[BaseMessage]:
-        return await to_thread(lambda: self.messages)
+        return await run_blocking(lambda: self.messages)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
-        await to_thread(self.add_messages, messages)
+        await run_blocking(self.add_messages, messages)
 
     async def aclear(self) -> None:
-        await to_thread(self.clear)
+        await run_blocking(self.clear)

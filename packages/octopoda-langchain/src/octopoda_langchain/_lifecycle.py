@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any, Generic, Protocol, TypeVar
 
-from ._target import to_thread
+from octopoda.integrations import run_blocking
 
 __all__ = ["Lifecycle", "Opening", "Ready"]
 
@@ -44,13 +44,13 @@ class Opening(Generic[C]):
             opened.close()
 
     async def __aenter__(self) -> C:
-        self._opened = await to_thread(self._open)
+        self._opened = await run_blocking(self._open)
         return self._opened
 
     async def __aexit__(self, *exc: object) -> None:
         opened, self._opened = self._opened, None
         if opened is not None:
-            await to_thread(opened.close)
+            await run_blocking(opened.close)
 
 
 class Ready:
@@ -88,4 +88,4 @@ class Lifecycle:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await to_thread(self.close)
+        await run_blocking(self.close)

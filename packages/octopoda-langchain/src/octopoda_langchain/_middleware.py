@@ -3,28 +3,37 @@ enforces Octopoda's breaker inside the agent loop."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from octopoda import AgentPaused, AgentRuntime, InvalidInput, LoopPolicy
+from octopoda import AgentRuntime, InvalidInput, LoopPolicy
+from octopoda.integrations import (
+    ActionRecorder,
+    Prices,
+    Target,
+    Verdict,
+    check_prices,
+    paused_note,
+    resolve_runtime,
+    run_blocking,
+)
 
 from ._recording import (
-    Prices,
     blocked_tool_message,
-    check_prices,
+    call_id_of_message,
     cost_usd,
     is_blocked_tool_message,
     is_control_flow,
     model_name,
-    paused_note,
     stopped_message,
+    thread_of_config,
     token_usage,
     tool_outcome,
 )
-from ._target import Target, resolve_runtime, to_thread
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -66,6 +75,20 @@ def blocked_streak(messages: Any) -> int:
     return streak
 
 
+def run_of(request: Any) -> str | None:
+    """The run of a tool or model call: the LangGraph thread it runs in (the runnable
+    config's ``configurable.thread_id``), None without one (the agent's default run)."""
+    config = getattr(getattr(request, "runtime", None), "config", None)  # a ToolRuntime
+    if config is None:
+        try:
+            from langgraph.config import get_config
+
+            config = get_config()
+        except (ImportError, RuntimeError):  # outside a runnable: no thread
+            return None
+    return thread_of_config(config)
+
+
 def _with_note(message: ToolMessage, note: str) -> ToolMessage:
     content = message.content
     if isinstance(content, str):
@@ -83,13 +106,20 @@ class OctopodaMiddleware(AgentMiddleware):
       ``ToolMessage``), so Octopoda's loop detectors see the agent act.
     * Every model call is recorded with ``record_llm_call``: model, tokens, duration and the
       cost the response reports (or ``prices``: USD per million input/output tokens).
-    * When the breaker has paused the agent (a loop with ``LoopPolicy("pause")``, a spend or
-      tool-call cap, or ``agent.pause()`` in any process), a tool is not run: the model gets
-      a ``ToolMessage`` saying why. With ``on_pause="stop"`` (the default) the model is not
+    * Each call is in its run: the LangGraph thread (``configurable.thread_id`` of the
+      config the graph runs with), so loops are judged, and paused, per conversation; tool
+      calls carry the model's tool call id, model calls the LLM run's id. A graph invoked
+      without a thread id records in the agent's default run (a loop there pauses the
+      agent, as without runs).
+    * When the breaker has paused the thread (a loop with ``LoopPolicy("pause")``; with
+      ``pause_scope="agent"`` the whole agent) or the agent (a spend or tool-call cap, or
+      ``agent.pause()`` in any process), a tool is not run: the model gets a
+      ``ToolMessage`` saying why. With ``on_pause="stop"`` (the default) the model is not
       called either: the run ends with an ``AIMessage`` that says why. ``"block_tools"``
       only blocks tools and lets the model answer; a model that calls blocked tools
       ``max_blocked_calls`` times in a row (3) is not called again: the run ends as with
-      ``"stop"``, instead of running to the graph's recursion limit.
+      ``"stop"``, instead of running to the graph's recursion limit. Other threads go on;
+      ``agent.resume(run_id=thread_id)`` lets a paused thread continue.
 
     ``agent``: an ``AgentRuntime`` or an agent id (then ``store`` and ``policy`` open it).
     Sync and async agents both work; async hooks run store I/O in a worker thread.
@@ -131,38 +161,51 @@ class OctopodaMiddleware(AgentMiddleware):
         self.prices = check_prices(prices)
         self.record_models = record_models
         self.max_blocked_calls = max_blocked_calls
+        self._recorder = ActionRecorder()
+        self._lock = threading.Lock()  # one call at a time into the runtime's detectors
 
     # -- tools ----------------------------------------------------------------------------
 
-    def _guard(self, call: dict[str, Any]) -> ToolMessage | None:
-        try:
-            self.agent.guard_tool_call(str(call.get("name") or "tool"), call.get("args"))
-        except AgentPaused as exc:
-            return blocked_tool_message(call, exc)
-        return None
+    def _guard(self, call: dict[str, Any], run: str | None) -> ToolMessage | None:
+        name = str(call.get("name") or "tool")
+        with self._lock:
+            verdict = self._recorder.guard(self.agent, name, call.get("args"), run_id=run)
+        return None if verdict is None else blocked_tool_message(call, verdict)
 
-    def _record(self, call: dict[str, Any], result: Any, error: Any, started: float) -> bool:
-        """Record the call; True when recording it paused the agent."""
-        was_paused = self.agent.paused
-        self.agent.record_tool_call(
-            str(call.get("name") or "tool"),
-            call.get("args"),
-            result=result,
-            error=error,
-            duration_ms=(time.perf_counter() - started) * 1e3,
-        )
-        return not was_paused and self.agent.paused
+    def _record(
+        self, call: dict[str, Any], run: str | None, outcome: tuple[Any, Any], started: float
+    ) -> str | None:
+        """Record the call; the note to add to its result when recording it paused the run
+        (or the agent), else None."""
+        name, args = str(call.get("name") or "tool"), call.get("args")
+        with self._lock:
+            event = self._recorder.tool_call(
+                self.agent,
+                name,
+                args,
+                result=outcome[0],
+                error=outcome[1],
+                duration_ms=(time.perf_counter() - started) * 1e3,
+                run_id=run,
+                call_id=str(call.get("id") or "") or None,
+            )
+            reason = self._recorder.paused_by(self.agent, event)
+            if reason is None:
+                return None
+            # what is refused now: the run, or (a cap, pause_scope="agent") the whole agent
+            verdict = self._recorder.guard(self.agent, name, args, run_id=run)
+        scope = verdict.run_id if verdict is not None else run
+        return paused_note(self.agent.agent_id, reason, scope)
 
-    def _after_tool(self, call: dict[str, Any], response: Any, started: float) -> Any:
-        result, error = tool_outcome(response)
-        if self._record(call, result, error, started) and isinstance(response, ToolMessage):
-            reason = self.agent.stats().pause_reason or "paused"
-            return _with_note(response, paused_note(self.agent.agent_id, reason))
+    def _after_tool(self, call: dict[str, Any], run: str | None, response: Any, t0: float) -> Any:
+        note = self._record(call, run, tool_outcome(response), t0)
+        if note is not None and isinstance(response, ToolMessage):
+            return _with_note(response, note)
         return response
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        call = request.tool_call
-        blocked = self._guard(call)
+        call, run = request.tool_call, run_of(request)
+        blocked = self._guard(call, run)
         if blocked is not None:
             return blocked
         started = time.perf_counter()
@@ -170,13 +213,13 @@ class OctopodaMiddleware(AgentMiddleware):
             response = handler(request)
         except Exception as exc:
             if not is_control_flow(exc):
-                self._record(call, None, exc, started)
+                self._record(call, run, (None, exc), started)
             raise
-        return self._after_tool(call, response, started)
+        return self._after_tool(call, run, response, started)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        call = request.tool_call
-        blocked = await to_thread(self._guard, call)
+        call, run = request.tool_call, run_of(request)
+        blocked = await run_blocking(self._guard, call, run)
         if blocked is not None:
             return blocked
         started = time.perf_counter()
@@ -184,56 +227,70 @@ class OctopodaMiddleware(AgentMiddleware):
             response = await handler(request)
         except Exception as exc:
             if not is_control_flow(exc):
-                await to_thread(self._record, call, None, exc, started)
+                await run_blocking(self._record, call, run, (None, exc), started)
             raise
-        return await to_thread(self._after_tool, call, response, started)
+        return await run_blocking(self._after_tool, call, run, response, started)
 
     # -- models ---------------------------------------------------------------------------
 
-    def _stopped(self, request: ModelRequest) -> ModelResponse | None:
-        """The answer instead of a model call: while paused (``on_pause="stop"``), or once
-        the model has called blocked tools ``max_blocked_calls`` times in a row."""
+    def _model_verdict(self, request: Any, run: str | None) -> Verdict | None:
+        name = f"model:{model_name(None, request.model)}"
+        with self._lock:
+            return self._recorder.guard(self.agent, name, run_id=run)
+
+    def _stopped(self, request: ModelRequest, run: str | None) -> ModelResponse | None:
+        """The answer instead of a model call: while the agent or the run is paused
+        (``on_pause="stop"``), or once the model has called blocked tools
+        ``max_blocked_calls`` times in a row."""
+        agent_id = self.agent.agent_id
         if self.on_pause != "stop":
             streak = blocked_streak(getattr(request, "messages", None))
-            if streak < self.max_blocked_calls or not self.agent.paused:
+            if streak < self.max_blocked_calls:
                 return None
-            reason = self.agent.stats().pause_reason or "paused"
-            why = f"{reason}; the model called blocked tools {streak} times in a row"
-            return ModelResponse(result=[stopped_message(self.agent.agent_id, None, why)])
-        try:
-            self.agent.guard_tool_call(f"model:{model_name(None, request.model)}")
-        except AgentPaused as exc:
-            return ModelResponse(result=[stopped_message(self.agent.agent_id, exc, "paused")])
-        return None
+            verdict = self._model_verdict(request, run)
+            if verdict is None:
+                return None
+            why = f"{verdict.reason}; the model called blocked tools {streak} times in a row"
+            return ModelResponse(result=[stopped_message(agent_id, verdict.error, why)])
+        verdict = self._model_verdict(request, run)
+        if verdict is None:
+            return None
+        return ModelResponse(result=[stopped_message(agent_id, verdict.error)])
 
-    def _record_model(self, request: Any, response: Any, started: float) -> None:
+    def _record_model(self, request: Any, run: str | None, response: Any, t0: float) -> None:
         if not self.record_models:
             return
         message = _ai_message(response)
         tokens = token_usage(message)
         name = model_name(message, request.model)
-        self.agent.record_llm_call(
-            name,
-            cost_usd=cost_usd(message, name, tokens, self.prices),
-            tokens_in=tokens[0],
-            tokens_out=tokens[1],
-            duration_ms=(time.perf_counter() - started) * 1e3,
-        )
+        with self._lock:
+            self._recorder.llm_call(
+                self.agent,
+                name,
+                cost_usd=cost_usd(message, name, tokens, self.prices),
+                tokens_in=tokens[0],
+                tokens_out=tokens[1],
+                duration_ms=(time.perf_counter() - t0) * 1e3,
+                run_id=run,
+                call_id=call_id_of_message(message),
+            )
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        stopped = self._stopped(request)
+        run = run_of(request)
+        stopped = self._stopped(request, run)
         if stopped is not None:
             return stopped
         started = time.perf_counter()
         response = handler(request)
-        self._record_model(request, response, started)
+        self._record_model(request, run, response, started)
         return response
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        stopped = await to_thread(self._stopped, request)
+        run = run_of(request)
+        stopped = await run_blocking(self._stopped, request, run)
         if stopped is not None:
             return stopped
         started = time.perf_counter()
         response = await handler(request)
-        await to_thread(self._record_model, request, response, started)
+        await run_blocking(self._record_model, request, run, response, started)
         return response

@@ -1,46 +1,71 @@
-"""What the middleware and the callback handler share: reading tool results and model usage
-out of LangChain objects, pricing, and the messages that explain a pause."""
+"""What the middleware and the callback handler share: reading tool results, model usage and
+the thread out of LangChain objects, and the messages that explain a pause (their texts are
+the adapter kit's, ``octopoda.integrations``)."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from octopoda import AgentPaused, InvalidInput
+from octopoda import AgentPaused
+from octopoda.integrations import Verdict, cost_of, stopped_text
 
 __all__ = [
-    "Prices",
     "blocked_tool_message",
+    "call_id_of_message",
     "cost_usd",
     "is_blocked_tool_message",
     "is_control_flow",
     "model_name",
-    "paused_note",
+    "run_of_thread",
+    "stopped_message",
     "text_of",
+    "thread_of_config",
     "token_usage",
     "tool_outcome",
 ]
 
-Prices = Mapping[str, tuple[float, float]]
-"""USD per million input tokens and per million output tokens, by model name."""
+MAX_RUN_CHARS: Final = 512  # what the core takes as a run id
+_LC_RUN_ID = re.compile(r"^(?:lc_)?run-+([0-9a-fA-F-]{36})(?:-\d+)?$")
 
 
-def check_prices(prices: Prices | None) -> dict[str, tuple[float, float]]:
-    out: dict[str, tuple[float, float]] = {}
-    for name, pair in (prices or {}).items():
-        try:
-            per_in, per_out = (float(p) for p in pair)
-        except (TypeError, ValueError):
-            raise InvalidInput(
-                f"prices[{name!r}] must be (usd per 1M input tokens, usd per 1M output tokens),"
-                f" not {pair!r}"
-            ) from None
-        if per_in < 0 or per_out < 0:
-            raise InvalidInput(f"prices[{name!r}] must not be negative, got {pair!r}")
-        out[str(name)] = (per_in, per_out)
-    return out
+def run_of_thread(thread_id: Any) -> str | None:
+    """The run id of a LangGraph thread id (any str, int or UUID as LangGraph takes it);
+    None when there is none (the agent's default run). A thread id longer than the core
+    takes is kept as its start and a digest of the whole."""
+    if thread_id is None:
+        return None
+    text = str(thread_id)
+    if not text:
+        return None
+    if len(text) > MAX_RUN_CHARS or "\x00" in text:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        text = f"{text[:400].replace(chr(0), '')}~{digest}"
+    return text
+
+
+def thread_of_config(config: Any) -> str | None:
+    """The run id of a runnable config: its ``configurable.thread_id`` (None: no thread)."""
+    if not isinstance(config, Mapping):
+        return None
+    configurable = config.get("configurable")
+    if not isinstance(configurable, Mapping):
+        return None
+    return run_of_thread(configurable.get("thread_id"))
+
+
+def call_id_of_message(message: Any) -> str | None:
+    """The LLM run id behind an AIMessage (LangChain ids its messages ``lc_run--<run id>-0``
+    or ``run-<run id>``), else the message's own id, else None."""
+    message_id = getattr(message, "id", None)
+    if not isinstance(message_id, str) or not message_id:
+        return None
+    found = _LC_RUN_ID.match(message_id)
+    return found.group(1) if found else message_id[:MAX_RUN_CHARS]
 
 
 def is_control_flow(exc: BaseException) -> bool:
@@ -124,7 +149,7 @@ def cost_usd(
     prices: Mapping[str, tuple[float, float]],
 ) -> float:
     """The response's own cost when it reports one (``cost``/``cost_usd`` in its metadata or
-    token usage), else ``prices`` times the tokens, else 0."""
+    token usage), else ``cost_of`` the price table (0 for a model it does not name)."""
     meta = getattr(message, "response_metadata", None) or {}
     for source in (meta, meta.get("token_usage") or {}, meta.get("usage") or {}):
         if isinstance(source, Mapping):
@@ -132,31 +157,18 @@ def cost_usd(
                 value = source.get(key)
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
                     return float(value)
-    if name in prices:
-        per_in, per_out = prices[name]
-        return (tokens[0] * per_in + tokens[1] * per_out) / 1e6
-    return 0.0
+    return cost_of(prices, name, tokens[0], tokens[1])
 
 
-def paused_note(agent_id: str, reason: str) -> str:
-    return (
-        f"[octopoda] Agent {agent_id!r} is now paused: {reason}. Further tool calls are"
-        " blocked until the agent is resumed (agent.resume())."
-    )
-
-
-def blocked_tool_message(tool_call: Mapping[str, Any], exc: AgentPaused) -> ToolMessage:
+def blocked_tool_message(tool_call: Mapping[str, Any], verdict: Verdict) -> ToolMessage:
     """What the model (and the user) sees instead of the result of a blocked tool call."""
     name = str(tool_call.get("name") or "tool")
     return ToolMessage(
-        content=(
-            f"[octopoda] The tool {name!r} was not run: {exc} Do not call tools again;"
-            " tell the user what happened."
-        ),
+        content=verdict.blocked_tool_text(name),
         tool_call_id=str(tool_call.get("id") or ""),
         name=name,
         status="error",
-        response_metadata={"octopoda": {"blocked": True}},
+        response_metadata={"octopoda": {"blocked": True, "run_id": verdict.run_id}},
     )
 
 
@@ -167,13 +179,13 @@ def is_blocked_tool_message(message: Any) -> bool:
     return isinstance(octopoda, dict) and octopoda.get("blocked") is True
 
 
-def stopped_message(agent_id: str, exc: AgentPaused | None, reason: str) -> AIMessage:
-    """The final answer the middleware gives instead of calling the model while paused."""
-    why = exc.reason if exc is not None and exc.reason else reason
+def stopped_message(agent_id: str, exc: AgentPaused, reason: str | None = None) -> AIMessage:
+    """The final answer the middleware gives instead of calling the model while the agent or
+    the run ``exc`` names is paused (``reason``: what to say instead of ``exc``'s)."""
+    if reason is not None:
+        exc = AgentPaused(str(exc), reason, exc.signal, run_id=exc.run_id)
+    why = exc.reason or "paused"
     return AIMessage(
-        content=(
-            f"Stopped: Octopoda paused agent {agent_id!r} ({why}). No more model or tool calls"
-            " were made. Fix the cause, then call agent.resume() and run the agent again."
-        ),
-        response_metadata={"octopoda": {"paused": True, "reason": why}},
+        content=stopped_text(agent_id, exc),
+        response_metadata={"octopoda": {"paused": True, "reason": why, "run_id": exc.run_id}},
     )

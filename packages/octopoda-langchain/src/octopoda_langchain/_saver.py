@@ -22,6 +22,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import TASKS
 
 from octopoda import AgentRuntime, Event, InvalidInput, MemoryItem
+from octopoda.integrations import Target, resolve_runtime, run_blocking
 
 from . import _keys as keys
 from ._cache import CheckpointCache, Writes
@@ -40,7 +41,6 @@ from ._codec import (
 from ._lifecycle import Lifecycle, Opening
 from ._ordering import OrderRow, metadata_tags, newest_first, order_key
 from ._search import check_filter, metadata_matches
-from ._target import Target, resolve_runtime, to_thread
 from ._upkeep import SaverUpkeep, scan
 
 __all__ = ["OctopodaSaver"]
@@ -79,7 +79,7 @@ class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
     ``cache_size`` checkpoints (and their pending writes) are cached in this process and
     checked against the chain head before each read, so other processes' writes are always
     seen (``0`` turns the cache off). Async methods run the blocking store calls in a worker
-    thread (``asyncio.to_thread``): they never block the event loop.
+    thread (``octopoda.integrations.run_blocking``): they never block the event loop.
 
     It opens as LangGraph's SQLite and PostgreSQL savers do: ``with`` / ``async with
     OctopodaSaver.from_conn_string(url) as saver:``, ``with`` / ``async with`` on the saver
@@ -473,7 +473,7 @@ class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
     # -- async: the same, in a worker thread ----------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await to_thread(self.get_tuple, config)
+        return await run_blocking(self.get_tuple, config)
 
     async def alist(
         self,
@@ -486,7 +486,7 @@ class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
         def collect() -> builtins.list[CheckpointTuple]:
             return list(self.list(config, filter=filter, before=before, limit=limit))
 
-        for item in await to_thread(collect):
+        for item in await run_blocking(collect):
             yield item
 
     async def aput(
@@ -496,7 +496,7 @@ class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await to_thread(self.put, config, checkpoint, metadata, new_versions)
+        return await run_blocking(self.put, config, checkpoint, metadata, new_versions)
 
     async def aput_writes(
         self,
@@ -505,4 +505,4 @@ class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await to_thread(self.put_writes, config, writes, task_id, task_path)
+        await run_blocking(self.put_writes, config, writes, task_id, task_path)

@@ -26,12 +26,12 @@ from langgraph.store.base import (
 )
 
 from octopoda import AgentRuntime, InvalidInput, MemoryItem
+from octopoda.integrations import Target, resolve_runtime, run_blocking
 
 from . import _keys as keys
 from ._batching import Coalescer
 from ._lifecycle import Lifecycle, Opening
 from ._search import bm25, check_filter, cosine, matches, similarity, string_leaves
-from ._target import Target, resolve_runtime, to_thread
 
 __all__ = ["OctopodaStore"]
 
@@ -209,7 +209,7 @@ class OctopodaStore(BaseStore, Lifecycle):
         return self._sweep()
 
     async def asweep_ttl(self) -> int:
-        return await to_thread(self._sweep)
+        return await run_blocking(self._sweep)
 
     def _sweep(self) -> int:
         with self._lock:
@@ -258,7 +258,7 @@ class OctopodaStore(BaseStore, Lifecycle):
         vectors = await self.embeddings.aembed_documents(texts) if texts else []
         query_vectors = [await self.embeddings.aembed_query(q) for q in queries]
         by_query = dict(zip(queries, query_vectors, strict=True))
-        return await to_thread(self._execute, ops, vectors, by_query)
+        return await run_blocking(self._execute, ops, vectors, by_query)
 
     # -- embeddings (only with an index config) --------------------------------------------
 

@@ -13,12 +13,12 @@ from typing import Any, NamedTuple, cast
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from octopoda import AgentRuntime, InvalidInput
+from octopoda.integrations import run_blocking
 
 from . import _keys as keys
 from ._cache import CheckpointCache
 from ._codec import CheckpointRecord, WriteRecord, decode_checkpoint, decode_write
 from ._ordering import order_key, order_keys
-from ._target import to_thread
 
 __all__ = ["SaverUpkeep", "Scan", "scan"]
 
@@ -170,13 +170,13 @@ class SaverUpkeep:
         self._forget(doomed)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await to_thread(self.delete_thread, thread_id)
+        await run_blocking(self.delete_thread, thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await to_thread(self.delete_for_runs, run_ids)
+        await run_blocking(self.delete_for_runs, run_ids)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await to_thread(self.copy_thread, source_thread_id, target_thread_id)
+        await run_blocking(self.copy_thread, source_thread_id, target_thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await to_thread(self.prune, thread_ids, strategy=strategy)
+        await run_blocking(self.prune, thread_ids, strategy=strategy)
