@@ -266,9 +266,11 @@ def _exchange_overhead(cfg: Config) -> list[Check]:
 
 def _comparisons(agent: AgentRuntime) -> int:
     """How many texts the agent's detectors compared as paraphrases."""
-    guard = agent._guard
-    found = [getattr(d, "paraphrases", 0) for d in guard.detectors]
-    return int(guard.novelty.paraphrases + sum(found))
+    total = 0
+    for state in agent._guard.runs:  # (each run has its own novelty tracker and detectors)
+        found = [getattr(d, "paraphrases", 0) for d in state.detectors]
+        total += state.novelty.paraphrases + sum(found)
+    return int(total)
 
 
 PARAPHRASE_KINDS = ("reworded", "restated", "rewrite", "thought", "talk")
