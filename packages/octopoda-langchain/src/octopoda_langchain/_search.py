@@ -1,32 +1,20 @@
-"""Search helpers for OctopodaStore (pure: no I/O): metadata filters, lexical ranking (BM25)
-and cosine similarity."""
+"""Search helpers for OctopodaStore (pure: no I/O): LangGraph's metadata filters and its
+index's distance types. The lexical ranking itself (texts, tokenizer, BM25) and cosine
+similarity are the core's (``octopoda.search``), shared with ``AgentRuntime.search``."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from octopoda import InvalidInput
+from octopoda.search import cosine
 
-__all__ = [
-    "bm25",
-    "check_filter",
-    "cosine",
-    "lookup",
-    "matches",
-    "metadata_matches",
-    "similarity",
-    "string_leaves",
-    "tokenize",
-]
+__all__ = ["check_filter", "lookup", "matches", "metadata_matches", "similarity"]
 
-_WORD = re.compile(r"\w+")
 _FILTER_KEY = re.compile(r"[A-Za-z0-9_.-]+")
-K1 = 1.2
-B = 0.75
 
 
 def check_filter(wanted: Any) -> dict[str, Any]:
@@ -100,64 +88,6 @@ def _operator(actual: Any, op: str, operand: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
-
-
-def string_leaves(value: Any) -> list[str]:
-    """Every string in a JSON value (dict values, list items), in order."""
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            out.append(node)
-        elif isinstance(node, dict):
-            stack.extend(reversed(list(node.values())))
-        elif isinstance(node, (list, tuple)):
-            stack.extend(reversed(node))
-    return out
-
-
-def _stem(word: str) -> str:
-    # Just enough folding that "tea"/"teas" and "prefers"/"prefer" meet; not a real stemmer.
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower())]
-
-
-def bm25(query: str, documents: Sequence[Iterable[str]]) -> list[float]:
-    """BM25 score of each document (its texts) for ``query``; 0.0 when no term matches."""
-    terms = set(tokenize(query))
-    if not terms or not documents:
-        return [0.0] * len(documents)
-    bags = [Counter(t for text in doc for t in tokenize(text)) for doc in documents]
-    lengths = [sum(bag.values()) for bag in bags]
-    average = (sum(lengths) / len(lengths)) or 1.0
-    n = len(bags)
-    idf = {}
-    for term in terms:
-        df = sum(1 for bag in bags if term in bag)
-        idf[term] = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
-    scores = []
-    for bag, length in zip(bags, lengths, strict=True):
-        score = 0.0
-        for term in terms:
-            tf = bag.get(term, 0)
-            if tf:
-                score += idf[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
-        scores.append(score)
-    return scores
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
 
 
 def _neg_l2(a: Sequence[float], b: Sequence[float]) -> float:

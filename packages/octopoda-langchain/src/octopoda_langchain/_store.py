@@ -27,11 +27,12 @@ from langgraph.store.base import (
 
 from octopoda import AgentRuntime, InvalidInput, MemoryItem
 from octopoda.integrations import Target, resolve_runtime, run_blocking
+from octopoda.search import bm25, cosine, string_leaves
 
 from . import _keys as keys
 from ._batching import Coalescer
 from ._lifecycle import Lifecycle, Opening
-from ._search import bm25, check_filter, cosine, matches, similarity, string_leaves
+from ._search import check_filter, matches, similarity
 
 __all__ = ["OctopodaStore"]
 

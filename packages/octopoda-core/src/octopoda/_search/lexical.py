@@ -1,0 +1,147 @@
+"""Lexical ranking, pure (no I/O): the text of a memory, a tokenizer and BM25.
+
+The text of a memory is its key and every string in its value (a JSON string, or the
+string leaves of a JSON object or array); bytes contribute nothing but the key. The stores'
+full-text indexes hold this text, and :func:`bm25` ranks it in the process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+__all__ = [
+    "bm25",
+    "coverage",
+    "document_text",
+    "query_terms",
+    "saturate",
+    "string_leaves",
+    "texts_of",
+    "tokenize",
+]
+
+_WORD: Final = re.compile(r"\w+")
+_TERM: Final = re.compile(r"[^\W_]+")  # letters and digits: a full-text index's words
+K1: Final = 1.2
+B: Final = 0.75
+MAX_TERMS: Final = 32  # query words past this many are ignored (a pasted page is no query)
+# Words that say little about what a memory is about; left out of :func:`coverage`'s count
+# (unless a query has nothing else).
+STOPWORDS: Final = frozenset(
+    "a an and are as at be by did do does for from had has have how i in is it me my of on"
+    " or our so that the their them they this to was we were what when where which who why"
+    " will with you your".split()
+)
+
+
+def string_leaves(value: Any) -> list[str]:
+    """Every string in a JSON value (dict values, list items), in order."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            out.append(node)
+        elif isinstance(node, dict):
+            stack.extend(reversed(list(node.values())))
+        elif isinstance(node, (list, tuple)):
+            stack.extend(reversed(node))
+    return out
+
+
+def texts_of(key: str, value: Any) -> list[str]:
+    """The texts a memory is found by: its key, then the string leaves of its value."""
+    return [key, *string_leaves(value)]
+
+
+def document_text(key: str, encoding: str, data: str | bytes | None) -> str | None:
+    """The text a store indexes for one stored version (``encoding`` and ``data`` as in
+    a ``MemoryWrite``): key and strings, one per line; None for a version with no value
+    (a tombstone or an erased version), which leaves the index. NUL characters and lone
+    surrogates (which a JSON string may hold) become spaces and ``?``."""
+    if encoding == "tombstone" or data is None:
+        return None
+    if encoding != "json" or not isinstance(data, str):
+        return key
+    try:
+        value = json.loads(data)
+    except ValueError:  # pragma: no cover - the runtime stores valid JSON only
+        return key
+    text = "\n".join(texts_of(key, value)).replace("\x00", " ")
+    if not text.isascii():
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _stem(word: str) -> str:
+    # Just enough folding that "tea"/"teas" and "prefers"/"prefer" meet; not a real stemmer.
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, lightly stemmed words of ``text`` (``\\w+`` runs)."""
+    return [_stem(w) for w in _WORD.findall(text.lower())]
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct words of a query as a full-text index splits text (runs of letters
+    and digits, lower-cased), in order, at most :data:`MAX_TERMS`. Any text is safe: what
+    is not a letter or digit (quotes, operators, SQL) only separates words."""
+    return list(dict.fromkeys(w.lower() for w in _TERM.findall(query)))[:MAX_TERMS]
+
+
+def _fold(word: str) -> str:
+    if not word.isascii():
+        decomposed = unicodedata.normalize("NFKD", word)
+        word = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _stem(word)
+
+
+def coverage(terms: Sequence[str], texts: Iterable[str]) -> tuple[float, tuple[str, ...]]:
+    """Which of a query's ``terms`` (from :func:`query_terms`) occur in ``texts`` (case,
+    accents and plural endings folded), and their share of the query's terms in [0, 1]
+    (stopwords left out of the count when the query has other words)."""
+    words = {_fold(w.lower()) for text in texts for w in _TERM.findall(text)}
+    found = tuple(t for t in terms if _fold(t) in words)
+    counted = [t for t in terms if t not in STOPWORDS] or list(terms)
+    if not counted:
+        return 0.0, found
+    return sum(1 for t in counted if t in found) / len(counted), found
+
+
+def saturate(raw: float) -> float:
+    """A relevance score (BM25, ``ts_rank``: 0 and up) mapped into [0, 1): ``raw / (raw + 1)``."""
+    return raw / (raw + 1.0) if raw > 0 else 0.0
+
+
+def bm25(query: str, documents: Sequence[Iterable[str]]) -> list[float]:
+    """BM25 score of each document (its texts) for ``query``; 0.0 when no term matches."""
+    terms = set(tokenize(query))
+    if not terms or not documents:
+        return [0.0] * len(documents)
+    bags = [Counter(t for text in doc for t in tokenize(text)) for doc in documents]
+    lengths = [sum(bag.values()) for bag in bags]
+    average = (sum(lengths) / len(lengths)) or 1.0
+    n = len(bags)
+    idf = {}
+    for term in terms:
+        df = sum(1 for bag in bags if term in bag)
+        idf[term] = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+    scores = []
+    for bag, length in zip(bags, lengths, strict=True):
+        score = 0.0
+        for term in terms:
+            tf = bag.get(term, 0)
+            if tf:
+                score += idf[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+        scores.append(score)
+    return scores

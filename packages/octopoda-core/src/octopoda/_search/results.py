@@ -1,0 +1,79 @@
+"""What a search by meaning returns: ranked matches, each with why it matched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple, overload
+
+from .._records import MemoryItem
+
+__all__ = ["LEXICAL_NOTE", "MatchReason", "SimilarMatch", "SimilarResults"]
+
+LEXICAL_NOTE = (
+    "ranked by words (BM25 over keys and values): no embedder is configured, so"
+    " paraphrases without a shared word are not found"
+)
+
+
+class MatchReason(NamedTuple):
+    """Why a memory matched. ``method`` is ``"lexical"`` (words; the only one without an
+    embedder). ``lexical_rank`` is its place in the store's full-text ranking (1 = best)
+    and ``lexical_score`` the store's relevance there (BM25 on SQLite, ``ts_rank`` on
+    PostgreSQL: compare it within one backend only); ``terms`` are the query's words found
+    in it. The vector fields are None until an embedder is configured."""
+
+    method: str
+    lexical_rank: int
+    lexical_score: float
+    terms: tuple[str, ...]
+    vector_rank: int | None = None
+    vector_score: float | None = None
+    fused_score: float | None = None
+
+
+class SimilarMatch(NamedTuple):
+    """One match of ``recall_similar``: the memory, a score in [0, 1] (lexically: the
+    share of the query's words, stopwords aside, that the memory holds) and why."""
+
+    item: MemoryItem
+    score: float
+    why: MatchReason
+
+    @property
+    def key(self) -> str:
+        return self.item.key
+
+    @property
+    def value(self) -> Any:
+        return self.item.value
+
+
+@dataclass(frozen=True)
+class SimilarResults:
+    """The matches of ``recall_similar``, best first (a sequence of :class:`SimilarMatch`),
+    with how they were ranked: ``mode`` (``"lexical"``) and ``note``, which says once why
+    (e.g. that no embedder is configured)."""
+
+    query: str
+    matches: tuple[SimilarMatch, ...]
+    mode: str
+    note: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.matches)
+
+    def __iter__(self) -> Iterator[SimilarMatch]:
+        return iter(self.matches)
+
+    @overload
+    def __getitem__(self, index: int) -> SimilarMatch: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[SimilarMatch, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> SimilarMatch | tuple[SimilarMatch, ...]:
+        return self.matches[index]
+
+    def __bool__(self) -> bool:
+        return bool(self.matches)
