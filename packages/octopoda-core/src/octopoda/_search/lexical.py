@@ -33,11 +33,12 @@ B: Final = 0.75
 MAX_TERMS: Final = 32  # query words past this many are ignored (a pasted page is no query)
 # Words that say little about what a memory is about; left out of :func:`coverage`'s count
 # (unless a query has nothing else).
-STOPWORDS: Final = frozenset(
-    "a an and are as at be by did do does for from had has have how i in is it me my of on"
-    " or our so that the their them they this to was we were what when where which who why"
-    " will with you your".split()
+_STOPWORD_TEXT = (
+    "a an and are as at be by did do does for from had has have how i in is it me my of "
+    "on or our so that the their them they this to was we were what when where which who "
+    "why will with you your"
 )
+STOPWORDS: Final = frozenset(_STOPWORD_TEXT.split())
 
 
 def string_leaves(value: Any) -> list[str]:
