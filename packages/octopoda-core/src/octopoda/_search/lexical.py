@@ -19,6 +19,7 @@ __all__ = [
     "bm25",
     "coverage",
     "document_text",
+    "index_words",
     "query_terms",
     "saturate",
     "string_leaves",
@@ -34,9 +35,56 @@ MAX_TERMS: Final = 32  # query words past this many are ignored (a pasted page i
 # Words that say little about what a memory is about; left out of :func:`coverage`'s count
 # (unless a query has nothing else).
 STOPWORDS: Final = frozenset(
-    "a an and are as at be by did do does for from had has have how i in is it me my of on"
-    " or our so that the their them they this to was we were what when where which who why"
-    " will with you your".split()
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    )
 )
 
 
@@ -79,6 +127,14 @@ def document_text(key: str, encoding: str, data: str | bytes | None) -> str | No
     return text
 
 
+def index_words(text: str) -> str:
+    """``text`` as its words (runs of letters and digits) separated by spaces: how a
+    full-text index that has its own notion of tokens (PostgreSQL's parser reads
+    ``user/name`` as one file path, ``a.b@c.d`` as one email) is given text, so that it
+    splits words as FTS5's ``unicode61`` and :func:`query_terms` do."""
+    return " ".join(_TERM.findall(text))
+
+
 def _stem(word: str) -> str:
     # Just enough folding that "tea"/"teas" and "prefers"/"prefer" meet; not a real stemmer.
     for suffix in ("ing", "ed", "es", "s"):
@@ -94,9 +150,11 @@ def tokenize(text: str) -> list[str]:
 
 def query_terms(query: str) -> list[str]:
     """The distinct words of a query as a full-text index splits text (runs of letters
-    and digits, lower-cased), in order, at most :data:`MAX_TERMS`. Any text is safe: what
-    is not a letter or digit (quotes, operators, SQL) only separates words."""
-    return list(dict.fromkeys(w.lower() for w in _TERM.findall(query)))[:MAX_TERMS]
+    and digits, lower-cased), in order, at most :data:`MAX_TERMS`; :data:`STOPWORDS` left
+    out unless the query has nothing else. Any text is safe: what is not a letter or digit
+    (quotes, operators, SQL) only separates words."""
+    words = list(dict.fromkeys(w.lower() for w in _TERM.findall(query)))
+    return ([w for w in words if w not in STOPWORDS] or words)[:MAX_TERMS]
 
 
 def _fold(word: str) -> str:
