@@ -26,7 +26,9 @@ from _common import BENCH_DIR, Check, Config, bulk_load, line, percentile, secti
 from octopoda import AgentRuntime, SqliteStore
 from octopoda._store.sqlite import store as sqlite_store_module
 
-SYLLABLES = "ka lo mi ne su ta vi ro pe du ga zo be ni fu ha".split()
+SYLLABLES = tuple(
+    ["ka", "lo", "mi", "ne", "su", "ta", "vi", "ro", "pe", "du", "ga", "zo", "be", "ni", "fu", "ha"]
+)
 VOCABULARY = [a + b + c for a in SYLLABLES for b in SYLLABLES for c in SYLLABLES[:12]]  # 3,072
 # Word frequencies follow Zipf's law (s = 1.1), as words of natural text do: a few words are
 # in many memories, most in few. Queries use words of ranks 50 to 1,000, and one unknown word.
@@ -61,8 +63,10 @@ def _search_p50(cfg: Config) -> Check:
                 agent.search(query=query, limit=10)
                 samples.append(time.perf_counter() - t)
         p50 = percentile(samples, 0.5) * 1e3
-        line(f"search(query=..., limit=10) p50 {p50:.2f} ms, p95 "
-             f"{percentile(samples, 0.95) * 1e3:.2f} ms over {len(samples)} queries")
+        line(
+            f"search(query=..., limit=10) p50 {p50:.2f} ms, p95 "
+            f"{percentile(samples, 0.95) * 1e3:.2f} ms over {len(samples)} queries"
+        )
     return Check.at_most("search", f"search p50 at {n:,} memories", p50, 20.0, " ms")
 
 
@@ -101,8 +105,10 @@ def _write_overhead(cfg: Config) -> Check:
         indexed.close()
         plain.close()
     overhead = (with_index - without) / without * 100
-    line(f"remember: {with_index / n * 1e6:.0f} us with the index, "
-         f"{without / n * 1e6:.0f} us without: {overhead:+.1f}%")
+    line(
+        f"remember: {with_index / n * 1e6:.0f} us with the index, "
+        f"{without / n * 1e6:.0f} us without: {overhead:+.1f}%"
+    )
     return Check.at_most("search", "index write overhead", overhead, 25.0, "%")
 
 
