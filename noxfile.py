@@ -79,7 +79,6 @@ RUNTIME_SUITES = [
         "test_collab",
         "test_signing",
         "test_runs",
-        "test_search",
     )
 ]
 

@@ -1,5 +1,4 @@
-"""Memory verbs of ``AgentRuntime``: remember, recall, history, listing, forget, erase
-(``search`` by words is in ``search.py``)."""
+"""Memory verbs of ``AgentRuntime``: remember, recall, history, search, forget, erase."""
 
 from __future__ import annotations
 
@@ -172,7 +171,7 @@ class MemoryMixin(RuntimeBase):
             erased=row.erased,
         )
 
-    def _listing(
+    def search(
         self,
         prefix: str = "",
         *,
@@ -181,7 +180,7 @@ class MemoryMixin(RuntimeBase):
         offset: int = 0,
     ) -> list[MemoryItem]:
         """Current values whose key starts with ``prefix`` (exact, case-sensitive) and that
-        carry every tag in ``tags``, ordered by key (``search`` without a query)."""
+        carry every tag in ``tags``, ordered by key."""
         rows = self._store.current(
             self._ns,
             prefix=validate_prefix(prefix),
@@ -206,7 +205,7 @@ class MemoryMixin(RuntimeBase):
 
     def keys(self, prefix: str = "") -> list[str]:
         """Keys that currently have a value, ordered."""
-        return [item.key for item in self._listing(prefix, limit=None)]
+        return [item.key for item in self.search(prefix, limit=None)]
 
     def _tombstones(
         self, keys: Callable[[float], list[str]], payload: dict[str, Any]
