@@ -113,6 +113,18 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
+def bench_smoke(session: nox.Session) -> None:
+    """Every benchmark once with small samples (`bench/run_all.py --quick --no-predecessor`),
+    in CI: a benchmark the code has outgrown fails here (exit 1 on a crash), not on the day
+    someone needs its figures. Its timings are a smoke run's, not measurements."""
+    session.install("-e", f"{CORE}[postgres]")
+    session.run("python", "bench/run_all.py", "--quick", "--no-predecessor")
+
+
+nox.options.sessions.append("bench_smoke")
+
+
+@nox.session
 def quickstart(session: nox.Session) -> None:
     """Run examples/quickstart.py against the installed core (with the CLI extra)."""
     if not (ROOT / "examples" / "quickstart.py").is_file():
