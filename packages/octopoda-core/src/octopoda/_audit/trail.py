@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time as _time
 from collections.abc import Callable, Iterable, Iterator
 from json.encoder import encode_basestring
@@ -76,6 +77,16 @@ class VerifyReport(NamedTuple):
         return {**self._asdict(), "head": self.head._asdict()}
 
 
+_WRONG_TYPES: Final = "the event's columns are not of their types (changed by hand)"
+
+
+def _well_typed(time: Any, kind: Any, payload_text: Any) -> bool:
+    """Whether an event's columns have the types the chain format hashes."""
+    if isinstance(time, bool) or not isinstance(time, (int, float)) or not math.isfinite(time):
+        return False
+    return type(kind) is str and type(payload_text) is str
+
+
 class _Walk:
     """Walks chain links in order and remembers the first failure.
 
@@ -94,10 +105,14 @@ class _Walk:
         self._hash = chain_hasher(agent)
 
     def step(self, seq: int, time: float, kind: str, payload_text: str, prev: str, h: str) -> bool:
+        if type(seq) is not int:
+            return self.fail(self.seq + 1, f"the event after seq {self.seq} has no integer seq")
         if seq != self.seq + 1:
             if seq <= self.seq:
                 return self.fail(seq, f"event seq {seq} is out of order after seq {self.seq}")
             return self.fail(self.seq + 1, f"event seq {self.seq + 1} is missing (next is {seq})")
+        if not _well_typed(time, kind, payload_text):
+            return self.fail(seq, _WRONG_TYPES)
         if prev != self.prev:
             return self.fail(seq, "prev_hash does not match the previous event's hash")
         if self._hash(kind, payload_text, prev, seq, time) != h:
@@ -110,12 +125,23 @@ class _Walk:
     def walk_rows(
         self,
         rows: Iterable[tuple[Any, ...]],
-        collect: Callable[[int, float, str], None] | None = None,
+        collect: Callable[[int, float, str], bool] | None = None,
     ) -> None:
         """``step`` over raw chain rows ``(seq, time, kind, payload_text, prev, hash)``
         in one tight loop (verifying 100,000s of events is mostly this loop): a row that does
         not link cleanly goes through ``step``, which records why. ``collect(seq, time,
-        payload_text)`` sees every verified row."""
+        payload_text)`` sees every verified row; it returns False (having recorded why) to
+        stop at a row it cannot read."""
+        try:
+            self._walk_rows(rows, collect)
+        except (TypeError, ValueError, OverflowError):  # a column of another type
+            self.fail(self.seq + 1, _WRONG_TYPES)
+
+    def _walk_rows(
+        self,
+        rows: Iterable[tuple[Any, ...]],
+        collect: Callable[[int, float, str], bool] | None,
+    ) -> None:
         sha256 = hashlib.sha256
         agent_json = encode_basestring(self.agent)
         kinds: dict[str, str] = {}
@@ -141,8 +167,8 @@ class _Walk:
                     break
                 if wanted and seq in wanted:
                     seen[seq] = h
-                if collect is not None:
-                    collect(seq, time, text)
+                if collect is not None and not collect(seq, time, text):
+                    return  # (collect recorded why)
                 prev, prev_bytes, expect = h, digest, seq + 1
             else:
                 return
@@ -213,21 +239,33 @@ def _checkpoints(
     return points, None
 
 
-_scan = json.JSONDecoder().raw_decode
+_loads = json.loads
 
 
-def _writes(payload_text: str) -> list[dict[str, Any]]:
-    if '"writes"' not in payload_text:
-        return []
-    writes = _scan(payload_text)[0].get("writes")
-    return writes if isinstance(writes, list) else []
+def _note_writes(
+    payload: dict[str, Any],
+    seq: int,
+    time: float,
+    recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]],
+    elsewhere: list[tuple[int, float, dict[str, Any]]],
+) -> None:
+    """Record an event's ``writes`` entries: in the agent's memory by (key, version), the
+    rest (shared spaces, its goal) in order."""
+    writes = payload.get("writes", ())
+    if not isinstance(writes, (list, tuple)):
+        raise TypeError("writes is not a list")
+    for entry in writes:
+        if type(entry) is not dict:
+            raise TypeError("a writes entry is not an object")
+        if "namespace" not in entry:
+            recorded[(entry["key"], entry["version"])] = (seq, time, entry)
+        else:
+            elsewhere.append((seq, time, entry))
 
 
-def _note_erasures(payload_text: str, seq: int, erasures: dict[tuple[str, int], int]) -> None:
+def _note_erasures(payload: dict[str, Any], seq: int, erasures: dict[tuple[str, int], int]) -> None:
     """Record the versions an event's ``erased`` entries list: ``(key, version) -> seq``."""
-    if '"erased"' not in payload_text:
-        return
-    entries = _scan(payload_text)[0].get("erased")
+    entries = payload.get("erased")
     for entry in entries if isinstance(entries, list) else ():
         versions = entry.get("versions") if isinstance(entry, dict) else None
         for version in versions if isinstance(versions, list) else ():
@@ -270,13 +308,16 @@ class AuditTrail:
         elsewhere: list[tuple[int, float, dict[str, Any]]] = []
         erasures: dict[tuple[str, int], int] = {}
 
-        def collect(seq: int, time: float, payload_text: str) -> None:
-            for entry in _writes(payload_text):
-                if "namespace" not in entry:
-                    recorded[(entry["key"], entry["version"])] = (seq, time, entry)
-                else:
-                    elsewhere.append((seq, time, entry))
-            _note_erasures(payload_text, seq, erasures)
+        def collect(seq: int, time: float, payload_text: str) -> bool:
+            try:
+                payload = _loads(payload_text)
+                if type(payload) is not dict:
+                    return walk.fail(seq, "the event's payload is not a JSON object")
+                _note_writes(payload, seq, time, recorded, elsewhere)
+                _note_erasures(payload, seq, erasures)
+            except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
+                return walk.fail(seq, "the event's payload is not a valid Octopoda payload")
+            return True
 
         walk.walk_rows(self._store.chain_rows(self._agent), collect if check_memories else None)
         head = self.head()

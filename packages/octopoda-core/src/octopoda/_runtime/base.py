@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._audit.trail import AuditTrail
-from .._errors import InvalidInput, StorageError, VersionConflict
+from .._errors import AuditChainBroken, InvalidInput, StorageError, VersionConflict
 from .._loops import LoopGuard, LoopPolicy, LoopSignal, describe, describe_outage
 from .._loops.guard import Tripped
 from .._loops.runs import RunState
@@ -184,6 +184,8 @@ class RuntimeBase:
         ops: Sequence[Op] = (),
         expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
+        if self._guard.damaged is not None:
+            raise AuditChainBroken(str(self._guard.damaged))
         event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
         event.writes = writes  # (for the detectors: what bookkeeping looks like)
         stored, versions = self._store.commit(

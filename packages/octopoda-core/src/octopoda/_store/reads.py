@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
 from .._audit.signing import SignedHead
-from .._errors import InvalidInput
+from .._errors import AuditChainBroken, InvalidInput
 from .._records import Event
 from .planner import CommitReads, ConflictState, SpaceRule
 from .rows import AgentRow, ConflictRow, MessageRow, SnapshotRow, SpaceRow, StoredRow
@@ -305,14 +305,37 @@ class ReadSql:
         return f"{sql} ORDER BY id{page}", params + page_params
 
 
+def damaged_event(agent: str, seq: Any, why: str) -> AuditChainBroken:
+    """The error for an event row that cannot be read back (changed outside Octopoda)."""
+    return AuditChainBroken(
+        f"event seq {seq} of agent {agent!r} is damaged: {why}. The store was changed outside"
+        " Octopoda; `agent.audit.verify()` (or `octopoda audit verify`) reports the first bad"
+        " seq; restore the store from a backup to write to this agent again"
+    )
+
+
+def _payload(r: tuple[Any, ...]) -> dict[str, Any]:
+    text = r[4]
+    if type(text) is not str:
+        raise damaged_event(r[0], r[1], f"its payload is stored as {type(text).__name__}")
+    try:
+        payload = json.loads(text)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise damaged_event(r[0], r[1], f"its payload is not valid JSON ({exc})") from None
+    if type(payload) is not dict:
+        raise damaged_event(r[0], r[1], "its payload is not a JSON object")
+    return payload
+
+
 def event_of(r: tuple[Any, ...]) -> Event:
-    """An events row (:data:`EVENT_COLS`) as an :class:`Event`."""
+    """An events row (:data:`EVENT_COLS`) as an :class:`Event`; :class:`AuditChainBroken`
+    (naming the seq) when its payload cannot be read back."""
     return Event(
         agent=r[0],
         seq=r[1],
         time=r[2],
         kind=r[3],
-        payload=json.loads(r[4]),
+        payload=_payload(r),
         prev_hash=r[5],
         hash=r[6],
         payload_text=r[4],

@@ -1,0 +1,123 @@
+"""A damaged or tampered store is reported, never a crash (issue 15).
+
+Each test damages a store the way a bad disk, a careless script or an attacker would (raw
+SQL through a separate connection), then opens it again: opening works, ``verify`` names the
+first bad seq or row, reads and writes of what is damaged raise an ``OctopodaError`` that
+names it. Runtime behaviour runs on both stores (``any_store_url``: SQLite, then PostgreSQL
+when a server is reachable).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from octopoda import AgentRuntime, AuditChainBroken, LoopPolicy
+from octopoda._audit.chain import event_hash
+from octopoda._store.config import is_postgres_url
+from octopoda.cli import build_cli
+
+AGENT = "bot"
+
+
+def raw(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Run one statement on the store behind ``url`` outside Octopoda; its rows."""
+    if is_postgres_url(url):
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            cursor = conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+            return cursor.fetchall() if cursor.description else []
+    db = sqlite3.connect(url, isolation_level=None)
+    try:
+        return db.execute(sql, params).fetchall()
+    finally:
+        db.close()
+
+
+def written(url: str) -> AgentRuntime:
+    agent = AgentRuntime(AGENT, store=url)
+    agent.remember("k", 1)
+    agent.remember("k", 2)
+    agent.log_decision("keep going", context={"k": 2})
+    return agent
+
+
+def rechain_last(url: str, payload_text: str) -> int:
+    """Give the agent's last event another payload with a hash that matches it (and move the
+    stored head), as an attacker who knows the format would; its seq."""
+    seq, time, kind, prev = raw(
+        url,
+        "SELECT seq, time, kind, prev_hash FROM events WHERE agent = ? ORDER BY seq DESC"
+        " LIMIT 1",
+        (AGENT,),
+    )[0]
+    h = event_hash(AGENT, kind, payload_text, prev, seq, time)
+    raw(url, "UPDATE events SET payload = ?, hash = ? WHERE agent = ? AND seq = ?",
+        (payload_text, h, AGENT, seq))  # fmt: skip
+    raw(url, "UPDATE agents SET head_hash = ? WHERE id = ?", (h, AGENT))
+    return int(seq)
+
+
+# -- item 1: an event payload that cannot be read back -----------------------------------------
+
+
+def test_a_cut_event_payload_opens_verifies_and_refuses_writes(any_store_url: str) -> None:
+    written(any_store_url)
+    raw(any_store_url, "UPDATE events SET payload = substr(payload, 2) WHERE seq = 1")
+    agent = AgentRuntime(AGENT, store=any_store_url)  # opening works
+    report = agent.audit.verify()
+    assert (report.ok, report.first_bad_seq) == (False, 1)
+    assert agent.recall("k").value == 2  # reads of the memory still work
+    with pytest.raises(AuditChainBroken, match=r"event seq 1 of agent 'bot' is damaged"):
+        agent.remember("k", 3)
+    with pytest.raises(AuditChainBroken, match="seq 1"):
+        agent.log_decision("again")
+    with pytest.raises(AuditChainBroken, match="seq 1"):
+        agent.timeline()
+    assert raw(any_store_url, "SELECT MAX(seq) FROM events") == [(3,)]  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("payload", "opens_writable"),
+    [
+        ("[1, 2]", False),
+        ('"text"', False),
+        ("{", False),
+        ('{"a": }', False),
+        ('{"writes": [1]}', True),
+        ('{"writes": [{"version": 1}]}', True),
+        ('{"writes": "k"}', True),
+        ('{"cost_usd": "x", "run_id": 5}', True),
+    ],
+)
+def test_a_rechained_payload_of_the_wrong_shape_is_reported(
+    any_store_url: str, payload: str, opens_writable: bool
+) -> None:
+    """A payload with a matching hash (a forgery by someone who knows the format) that is
+    not an Octopoda payload: verify names it (or, when it parses and claims nothing, the
+    chain is intact as far as the store can tell); nothing raises a raw exception."""
+    written(any_store_url)
+    seq = rechain_last(any_store_url, payload)
+    agent = AgentRuntime(AGENT, store=any_store_url, policy=LoopPolicy(spend_cap_usd=5.0))
+    report = agent.audit.verify()
+    if '"writes"' in payload or not opens_writable:
+        assert (report.ok, report.first_bad_seq) == (False, seq), report
+    if not opens_writable:
+        with pytest.raises(AuditChainBroken, match=f"seq {seq}"):
+            agent.remember("k", 3)
+    else:
+        agent.timeline()
+        agent.loop_status()
+
+
+def test_cli_audit_verify_reports_a_cut_payload(tmp_path: Any) -> None:
+    path = str(tmp_path / "o.db")
+    written(path)
+    raw(path, "UPDATE events SET payload = substr(payload, 2) WHERE seq = 2")
+    result = CliRunner().invoke(build_cli(), ["audit", "verify", "--store", path])
+    assert result.exit_code == 1, result.output
+    assert "bot: BROKEN at seq 2" in result.output
