@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from octopoda import AgentRuntime, AuditChainBroken, LoopPolicy
+from octopoda import AgentRuntime, AuditChainBroken, LoopPolicy, StorageError
 from octopoda._audit.chain import event_hash
 from octopoda._store.config import is_postgres_url
 from octopoda.cli import build_cli
@@ -51,8 +51,7 @@ def rechain_last(url: str, payload_text: str) -> int:
     stored head), as an attacker who knows the format would; its seq."""
     seq, time, kind, prev = raw(
         url,
-        "SELECT seq, time, kind, prev_hash FROM events WHERE agent = ? ORDER BY seq DESC"
-        " LIMIT 1",
+        "SELECT seq, time, kind, prev_hash FROM events WHERE agent = ? ORDER BY seq DESC LIMIT 1",
         (AGENT,),
     )[0]
     h = event_hash(AGENT, kind, payload_text, prev, seq, time)
@@ -121,3 +120,109 @@ def test_cli_audit_verify_reports_a_cut_payload(tmp_path: Any) -> None:
     result = CliRunner().invoke(build_cli(), ["audit", "verify", "--store", path])
     assert result.exit_code == 1, result.output
     assert "bot: BROKEN at seq 2" in result.output
+
+
+# -- item 2: a memory cell of the wrong type or encoding -------------------------------------
+
+K2, B1, D1 = 2, 3, 4  # the seqs of memory 'k' v2, 'b' v1 and 'd' v1 below
+MEMORY_DAMAGE = {  # name: (key, seq, SQLite statement, PostgreSQL statement or None)
+    "json-value-as-blob": (
+        "k",
+        K2,
+        "UPDATE memories SET value = CAST(value AS BLOB) WHERE key = 'k' AND version = 2",
+        "UPDATE memories SET value_bytea = convert_to(value_text, 'UTF8'), value_text = NULL"
+        " WHERE key = 'k' AND version = 2",
+    ),
+    "bytes-as-text": (
+        "b",
+        B1,
+        "UPDATE memories SET value = 'abc' WHERE key = 'b'",
+        "UPDATE memories SET value_text = 'abc', value_bytea = NULL WHERE key = 'b'",
+    ),
+    "truncated-json": (
+        "d",
+        D1,
+        "UPDATE memories SET value = substr(value, 1, 3) WHERE key = 'd'",
+        "UPDATE memories SET value_text = substr(value_text, 1, 3) WHERE key = 'd'",
+    ),
+    "tags-not-a-list": (
+        "k",
+        K2,
+        "UPDATE memories SET tags = '5' WHERE key = 'k' AND version = 2",
+        "UPDATE memories SET tags = '5'::jsonb WHERE key = 'k' AND version = 2",
+    ),
+    "tags-not-json": (
+        "k",
+        K2,
+        "UPDATE memories SET tags = '[' WHERE key = 'k' AND version = 2",
+        None,
+    ),
+    "unknown-encoding": (
+        "k",
+        K2,
+        "UPDATE memories SET encoding = 'zip' WHERE key = 'k' AND version = 2",
+        "UPDATE memories SET encoding = 'zip' WHERE key = 'k' AND version = 2",
+    ),
+    "created_at-text": (
+        "k",
+        K2,
+        "UPDATE memories SET created_at = 'noon' WHERE key = 'k' AND version = 2",
+        None,
+    ),
+    "value-not-utf8": (
+        "k",
+        K2,
+        "UPDATE memories SET value = CAST(X'22FF22' AS TEXT) WHERE key = 'k' AND version = 2",
+        None,
+    ),
+}
+
+
+def memories(url: str) -> AgentRuntime:
+    agent = AgentRuntime(AGENT, store=url)
+    agent.remember("k", 1)
+    agent.remember("k", {"a": [1]}, tags=["t"])
+    agent.remember("b", b"\x00\x01")
+    agent.remember("d", {"x": 1})
+    return agent
+
+
+@pytest.mark.parametrize("case", MEMORY_DAMAGE)
+def test_a_damaged_memory_cell_is_reported_and_named(any_store_url: str, case: str) -> None:
+    key, seq, sqlite_sql, postgres_sql = MEMORY_DAMAGE[case]
+    postgres = is_postgres_url(any_store_url)
+    if postgres and postgres_sql is None:
+        pytest.skip("PostgreSQL's column types refuse this damage")
+    memories(any_store_url)
+    raw(any_store_url, postgres_sql if postgres else sqlite_sql)
+    agent = AgentRuntime(AGENT, store=any_store_url)
+    report = agent.audit.verify()
+    assert (report.ok, report.first_bad_seq) == (False, seq), report
+    assert report.reason and f"{key!r} v" in report.reason, report
+    for read in (
+        lambda: agent.recall(key),
+        lambda: agent.recall_history(key),
+        agent.search,
+        agent.export_memories,
+        lambda: agent.as_of(seq).to_dict(),
+    ):
+        with pytest.raises(StorageError) as raised:
+            read()
+        if case != "value-not-utf8":  # (SQLite cannot say which row: verify does)
+            assert f"memory {key!r} v" in str(raised.value)
+    other = "d" if key != "d" else "k"
+    assert agent.recall(other).found  # the other keys still read
+
+
+@pytest.mark.parametrize("column", ["payload", "kind"])
+def test_event_text_that_is_not_utf8_is_reported(tmp_path: Any, column: str) -> None:
+    path = str(tmp_path / "o.db")
+    written(path)
+    raw(path, f"UPDATE events SET {column} = CAST(X'7BFF7D' AS TEXT) WHERE seq = 2")
+    agent = AgentRuntime(AGENT, store=path)  # opening works
+    report = agent.audit.verify()
+    assert (report.ok, report.first_bad_seq) == (False, 2), report
+    with pytest.raises(AuditChainBroken, match="not valid UTF-8"):
+        agent.remember("k", 3)
+    with pytest.raises(StorageError, match="not valid UTF-8"):
+        agent.timeline()

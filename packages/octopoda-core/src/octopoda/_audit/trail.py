@@ -31,7 +31,7 @@ from json.encoder import encode_basestring
 from typing import Any, Final, NamedTuple
 
 from .._canonical import canonical_text, format_number
-from .._errors import AuditChainBroken, InvalidBundle, InvalidInput
+from .._errors import AuditChainBroken, DamagedRow, InvalidBundle, InvalidInput
 from .._store import Store, StoredRow, agent_namespace, stored_sha256
 from .._version import __version__
 from .chain import GENESIS_HASH, chain_hasher
@@ -325,10 +325,14 @@ class AuditTrail:
             walk.fail(1, "the agent's stored head is missing although it has events")
         walk.finish(head)
         checked_rows = 0
-        if check_memories and walk.bad is None:
-            checked_rows = self._check_memories(walk, recorded, erasures)
-        if check_memories and walk.bad is None:
-            checked_rows += self._check_elsewhere(walk, elsewhere)
+        try:
+            if check_memories and walk.bad is None:
+                checked_rows = self._check_memories(walk, recorded, erasures)
+            if check_memories and walk.bad is None:
+                checked_rows += self._check_elsewhere(walk, elsewhere)
+        except DamagedRow as exc:  # a row whose columns cannot be read back
+            reason = f"memory {exc.key!r} v{exc.version} differs from its audited write: {exc.why}"
+            walk.fail(exc.seq if type(exc.seq) is int else 0, reason)
         return walk.report(head, checked_rows)
 
     def _check_elsewhere(self, walk: _Walk, writes: list[tuple[int, float, dict[str, Any]]]) -> int:

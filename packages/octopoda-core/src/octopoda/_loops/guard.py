@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
-from .._errors import AgentPaused, AuditChainBroken, InvalidInput, LoopDetected
+from .._errors import AgentPaused, AuditChainBroken, InvalidInput, LoopDetected, UndecodableText
 from .._records import Event
 from .monitor import Detector, LoopMonitor
 from .oscillation import OscillationDetector
@@ -111,6 +111,10 @@ class LoopGuard:
             self._replay(now)
         except AuditChainBroken as exc:
             self.damaged = exc
+        except UndecodableText as exc:
+            self.damaged = AuditChainBroken(
+                f"the events of agent {self.agent!r} cannot be read back: {exc}"
+            )
 
     def _replay(self, now: float) -> None:
         row = self.store.agent(self.agent)

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
+from .._errors import AccessDenied, InvalidInput, InvalidValue, NotFound, StorageError
 from .._loops.gists import content_gist
 from .._records import MemoryVersion
 from .._store import (
@@ -30,8 +30,8 @@ from .._store import (
     space_namespace,
     stored_sha256,
 )
+from .._store.rows import decode_stored
 from .._values import (
-    decode_value,
     encode_value,
     validate_agent_id,
     validate_key,
@@ -141,13 +141,20 @@ class Goal(NamedTuple):
 
 
 def _message(row: MessageRow) -> Message:
+    try:
+        body = json.loads(row.body)
+    except (TypeError, ValueError, RecursionError):
+        raise StorageError(
+            f"message {row.id} is damaged: its body is not valid JSON. The store was changed"
+            " outside Octopoda; restore it from a backup"
+        ) from None
     return Message(
         row.id,
         row.sender,
         row.recipient,
         row.space,
         row.message_type,
-        json.loads(row.body),
+        body,
         row.created_at,
         row.read_at,
         row.run_id,
@@ -157,7 +164,7 @@ def _message(row: MessageRow) -> Message:
 def _value(row: StoredRow | None) -> Any:
     if row is None or row.tombstone or row.erased:
         return None
-    return decode_value(row.encoding, row.data)
+    return decode_stored(row)
 
 
 class CollabMixin(RuntimeBase):
@@ -534,7 +541,7 @@ class CollabMixin(RuntimeBase):
         row = self._store.latest(self._goal_namespace(), "current")
         if row is None:
             raise NotFound(f"agent {self._agent_id!r} has no goal; call set_goal() first")
-        goal = json.loads(row.data)
+        goal = decode_stored(row)
         now = self._now()
         steps = goal["milestones"]
         if milestone_index is not None:
@@ -568,12 +575,12 @@ class CollabMixin(RuntimeBase):
     def get_goal(self) -> Goal | None:
         """The current goal, or None."""
         row = self._store.latest(self._goal_namespace(), "current")
-        return None if row is None else _goal(json.loads(row.data), row.version)
+        return None if row is None else _goal(decode_stored(row), row.version)
 
     def goal_history(self) -> list[Goal]:
         """Every version of the goal, newest first (the progress history)."""
         return [
-            _goal(json.loads(r.data), r.version)
+            _goal(decode_stored(r), r.version)
             for r in self._store.history(self._goal_namespace(), "current")
         ]
 

@@ -21,8 +21,8 @@ from .._store import (
     MemoryWrite,
     StoredRow,
 )
+from .._store.rows import decode_stored
 from .._values import (
-    decode_value,
     encode_value,
     validate_key,
     validate_prefix,
@@ -136,7 +136,7 @@ class MemoryMixin(RuntimeBase):
             result = RecallResult(
                 key,
                 True,
-                decode_value(row.encoding, row.data),
+                decode_stored(row),
                 row.version,
                 row.created_at,
                 row.tags,
@@ -161,7 +161,7 @@ class MemoryMixin(RuntimeBase):
         return MemoryVersion(
             key=row.key,
             version=row.version,
-            value=decode_value(row.encoding, row.data) if visible else None,
+            value=decode_stored(row) if visible else None,
             created_at=row.created_at,
             tags=row.tags,
             expires_at=row.expires_at,
@@ -195,7 +195,7 @@ class MemoryMixin(RuntimeBase):
     def _item(row: StoredRow) -> MemoryItem:
         return MemoryItem(
             row.key,
-            decode_value(row.encoding, row.data),
+            decode_stored(row),
             row.version,
             row.created_at,
             row.tags,

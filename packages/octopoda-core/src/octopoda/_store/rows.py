@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, NamedTuple
+import json
+import math
+from typing import Any, Final, NamedTuple
+
+from .._errors import DamagedRow
 
 __all__ = [
     "AgentRow",
@@ -35,6 +39,74 @@ class StoredRow(NamedTuple):
     @property
     def tombstone(self) -> bool:
         return self.encoding == "tombstone"
+
+
+_DATA_TYPE: Final = {"json": str, "bytes": bytes, "tombstone": type(None)}
+
+
+def _number(x: Any) -> bool:
+    return type(x) in (int, float) and math.isfinite(x)
+
+
+def _row_damage(row: StoredRow) -> str | None:
+    """Why a row's columns are not of the types a stored version has, or None."""
+    expected = _DATA_TYPE.get(row.encoding)
+    if expected is None:
+        return f"its encoding {row.encoding!r:.40} is unknown"
+    data = row.data
+    if type(data) is not expected and not (data is None and row.erased):
+        stored = "no value" if data is None else f"a {type(data).__name__} value"
+        return f"it holds {stored} for encoding {row.encoding!r}"
+    if type(row.key) is not str or type(row.version) is not int or type(row.seq) is not int:
+        return "its key, version or seq is not of its type"
+    if not _number(row.created_at) or not (row.expires_at is None or _number(row.expires_at)):
+        return "its created_at or expires_at is not a number"
+    if not (row.author is None or type(row.author) is str) or type(row.erased) is not bool:
+        return "its author or erased column is not of its type"
+    return None
+
+
+def checked_row(row: StoredRow) -> StoredRow:
+    """``row`` if its columns have their types, else :class:`DamagedRow` naming it."""
+    why = _row_damage(row)
+    if why is not None:
+        raise DamagedRow(row.key, row.version, row.seq, why)
+    return row
+
+
+def parse_tags(text: Any, key: Any, version: Any, seq: Any) -> tuple[str, ...]:
+    """A tags column stored as JSON text (SQLite) as a tuple of str."""
+    if not text:
+        return ()
+    try:
+        tags = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        raise DamagedRow(key, version, seq, "its tags are not valid JSON") from None
+    return checked_tags(tags, key, version, seq)
+
+
+def checked_tags(tags: Any, key: Any, version: Any, seq: Any) -> tuple[str, ...]:
+    if type(tags) is not list or not all(type(t) is str for t in tags):
+        raise DamagedRow(key, version, seq, "its tags are not a list of strings")
+    return tuple(tags)
+
+
+def decode_stored(row: StoredRow) -> Any:
+    """A fresh Python object for a stored (live) version's value; :class:`DamagedRow`
+    when it cannot be decoded."""
+    if row.encoding == "bytes":
+        return bytes(row.data)
+    if row.encoding != "json":
+        return None
+    try:
+        return json.loads(row.data)
+    except RecursionError:
+        raise DamagedRow(
+            row.key, row.version, row.seq, "its value is nested too deeply to read back"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        why = f"its value is not valid JSON ({exc})"
+        raise DamagedRow(row.key, row.version, row.seq, why) from None
 
 
 def stored_sha256(row: StoredRow) -> str | None:

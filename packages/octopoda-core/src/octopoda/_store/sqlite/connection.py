@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from ..._errors import SchemaTooNew, StorageError
+from ..._errors import SchemaTooNew, StorageError, UndecodableText
 from .schema import APPLICATION_ID, MIGRATIONS
 
 __all__ = ["connect", "is_busy", "storage_error"]
@@ -38,6 +38,12 @@ def storage_error(path: str, busy_timeout: float, exc: sqlite3.Error) -> Storage
         return StorageError(
             f"{path} is not a usable SQLite database ({text}); move it aside or"
             " point Octopoda at another file"
+        )
+    if "decode to UTF-8" in text:
+        return UndecodableText(
+            f"the store {path} holds text that is not valid UTF-8 ({text}): it was changed"
+            " outside Octopoda. `octopoda audit verify` names the damaged row; restore the"
+            " file from a backup"
         )
     if "readonly" in text:
         return StorageError(f"the store {path} is read-only ({text}); check permissions")

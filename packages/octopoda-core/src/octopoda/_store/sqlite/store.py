@@ -17,12 +17,12 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
-from ..._errors import ConfigError, StorageError
+from ..._errors import ConfigError, DamagedRow, StorageError, UndecodableText
 from ..._records import Event
 from ..ops import (
     CreateSpace,
@@ -45,7 +45,8 @@ from ..planner import (
     plan_plain_commit,
     reads_needed,
 )
-from ..reads import SqlReads, collect_preconditions, queue_preconditions
+from ..reads import CHUNK, SqlReads, collect_preconditions, queue_preconditions
+from ..rows import StoredRow
 from ..run_reads import RunReads
 from . import schema as q
 from .connection import connect, storage_error
@@ -337,6 +338,42 @@ class SqliteStore(SqlReads, RunReads):
 
     # -- reads (the queries are SqlReads') -------------------------------------------------
 
+    def all_versions(self, namespace: str) -> Iterator[StoredRow]:
+        try:
+            yield from SqlReads.all_versions(self, namespace)
+        except UndecodableText:
+            raise self._undecodable_row(namespace) from None
+
+    def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
+        cursor = after_seq
+        while True:
+            try:
+                chunk = self._fetchall(self._reads.chain_chunk, (agent, cursor, CHUNK))
+            except UndecodableText:  # as bytes where not UTF-8: verify names the row
+                rows = self._fetchall(q.CHAIN_CHUNK_AS_BYTES, (agent, cursor, CHUNK))
+                chunk = [(r[0], r[1], *map(_text_or_bytes, r[2::2], r[3::2])) for r in rows]
+            yield from chunk
+            if len(chunk) < CHUNK:
+                return
+            cursor = chunk[-1][0]
+
+    def _undecodable_row(self, namespace: str) -> StorageError:
+        """The first memory row of ``namespace`` with a text column that is not UTF-8
+        (which the driver cannot even return), as a :class:`DamagedRow`."""
+        rows = self._fetchall(q.UNDECODABLE_SCAN, (namespace,))
+        for version, seq, kind, *columns in rows:
+            for name, raw in zip(
+                ("key", "encoding", "tags", "author", "value"), columns, strict=True
+            ):
+                if raw is None or (name == "value" and kind != "text"):
+                    continue
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    key = columns[0].decode("utf-8", "replace")
+                    return DamagedRow(key, version, seq, f"its {name} is not valid UTF-8")
+        return StorageError(f"the store {self._path} holds text that is not valid UTF-8")
+
     def _fetchone(self, sql: str, params: Sequence[Any]) -> Any:
         with self._lock:
             try:
@@ -439,3 +476,14 @@ if hasattr(os, "register_at_fork"):
         after_in_parent=_after_fork_in_parent,
         after_in_child=_after_fork_in_child,
     )
+
+
+def _text_or_bytes(kind: str, raw: Any) -> Any:
+    """A column read as bytes (``CAST(c AS BLOB)``) back as it was stored: text as str when
+    it is UTF-8; other text, and blobs, as bytes."""
+    if kind != "text":
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
