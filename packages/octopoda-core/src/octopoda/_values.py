@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Callable, Iterable
 from json import encoder as _json_encoder
 from json.encoder import encode_basestring
@@ -23,10 +22,12 @@ from ._errors import InvalidAgentId, InvalidInput, InvalidKey, InvalidValue
 
 __all__ = [
     "MAX_AGENT_ID_LENGTH",
+    "MAX_DEPTH",
     "MAX_KEY_LENGTH",
     "MAX_REASON_LENGTH",
     "MAX_VALUE_BYTES",
     "EncodedValue",
+    "check_depth",
     "decode_value",
     "encode_value",
     "validate_agent_id",
@@ -44,6 +45,10 @@ MAX_VALUE_BYTES: Final = 16 * 1024 * 1024
 MAX_TAGS: Final = 64
 MAX_TAG_LENGTH: Final = 256
 MAX_REASON_LENGTH: Final = 4096
+MAX_DEPTH: Final = 128
+"""The deepest nesting of lists and dicts a value (or a decision's context, an imported or
+audited bundle's entry) may have: every read of it stays far from Python's recursion limit,
+however deep the caller's own stack is."""
 
 _py_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -179,6 +184,34 @@ def validate_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists/dicts in ``value`` nest more than ``limit`` levels (no recursion)."""
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth = pop()
+        if depth > limit:
+            return True
+        for x in v.values() if isinstance(v, dict) else v:
+            if isinstance(x, (dict, list, tuple)):
+                push((x, depth + 1))
+    return False
+
+
+def check_depth(value: Any, text: str, what: str, limit: int = MAX_DEPTH) -> None:
+    """Raise :class:`InvalidValue` when ``value`` (whose JSON is ``text``) nests lists and
+    dicts more than ``limit`` levels deep. Cheap: fewer brackets than the limit in the text
+    cannot nest deeper, so only texts with more are walked."""
+    if text.count("[") + text.count("{") <= limit:
+        return
+    if isinstance(value, (dict, list, tuple)) and _deeper_than(value, limit):
+        raise InvalidValue(
+            f"{what} is nested too deeply: its depth passes the limit of {limit} levels of"
+            " lists and dicts inside each other; flatten it, or store the deep part as a"
+            " JSON string"
+        )
+
+
 def _check_json(value: Any, path: str, active: set[int] | None = None) -> None:
     """Refuse what JSON would silently change: non-str keys, NaN, other types, cycles."""
     if isinstance(value, (dict, list, tuple)):
@@ -250,13 +283,15 @@ def encode_value(value: Any) -> EncodedValue:
                 text = _dumps(value)  # (str subclasses as keys: fine)
         except RecursionError:
             raise InvalidValue(
-                "value is nested too deeply to store: its depth passes Python's recursion"
-                f" limit ({sys.getrecursionlimit()}); flatten it"
+                f"value is nested too deeply: its depth passes the limit of {MAX_DEPTH}"
+                " levels of lists and dicts inside each other; flatten it, or store the deep"
+                " part as a JSON string"
             ) from None
         except InvalidValue:
             raise
         except (TypeError, ValueError) as exc:
             raise InvalidValue(f"value cannot be stored as JSON: {exc}") from None
+        check_depth(value, text, "value")
         if not text.isascii():
             try:
                 raw = text.encode("utf-8")

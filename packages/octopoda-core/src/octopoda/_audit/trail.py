@@ -33,6 +33,7 @@ from typing import Any, Final, NamedTuple
 from .._canonical import canonical_text, format_number
 from .._errors import AuditChainBroken, DamagedRow, InvalidBundle, InvalidInput
 from .._store import Store, StoredRow, agent_namespace, stored_sha256
+from .._values import MAX_DEPTH, check_depth
 from .._version import __version__
 from .chain import GENESIS_HASH, chain_hasher
 from .signing import SignedHead, public_key_hex, sign, signature_valid
@@ -482,14 +483,9 @@ def _bundle_events(bundle: dict[str, Any]) -> Iterator[tuple[int, float, str, st
                 raise TypeError(f"seq {seq!r} is not an integer")
             if isinstance(time, bool) or not isinstance(time, (int, float)):
                 raise TypeError(f"time {time!r} is not a number")
-            yield (
-                seq,
-                time,
-                str(e["kind"]),
-                canonical_text(e["payload"]),
-                str(e["prev_hash"]),
-                str(e["hash"]),
-            )
+            payload_text = canonical_text(e["payload"])
+            check_depth(e["payload"], payload_text, "its payload", MAX_DEPTH + 4)
+            yield (seq, time, str(e["kind"]), payload_text, str(e["prev_hash"]), str(e["hash"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidBundle(f"events[{i}] is malformed: {exc!r}") from None
 
@@ -504,7 +500,7 @@ def verify_audit_bundle(
     if isinstance(bundle, (str, bytes)):
         try:
             bundle = json.loads(bundle)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidBundle(f"the audit bundle is not valid JSON: {exc}") from None
     if not isinstance(bundle, dict) or bundle.get("format") != AUDIT_FORMAT:
         raise InvalidBundle("not an Octopoda audit bundle; pass what `audit.export()` returned")

@@ -14,6 +14,7 @@ from .._errors import (
 from .._records import (
     Event,
 )
+from .._values import check_depth
 from .base import RuntimeBase, checked_limit, checked_run_id
 from .views import Decision, MemoryDiff, MemoryView, diff_rows
 
@@ -54,9 +55,10 @@ class DecisionsMixin(RuntimeBase):
         if run_id is not None:
             payload["run_id"] = run_id
         try:
-            canonical_text(payload)
+            text = canonical_text(payload)
         except (TypeError, ValueError) as exc:
             raise InvalidValue(f"decision context cannot be recorded as JSON: {exc}") from None
+        check_depth(context, text, "the decision's context")
         repeat = self._recent_repeat(decision, run_id)
         if repeat is not None:
             payload["repeats_seq"], payload["similarity"] = repeat[0], round(repeat[1], 4)
