@@ -15,6 +15,7 @@ import pytest
 from octopoda import (
     AgentRuntime,
     InvalidBundle,
+    InvalidInput,
     InvalidValue,
     OctopodaError,
     StorageError,
@@ -139,3 +140,52 @@ def test_verify_audit_bundle_refuses_deep_input(agent: AgentRuntime) -> None:
         verify_audit_bundle(bundle)
     with pytest.raises(OctopodaError):
         verify_audit_bundle(json.dumps({"format": "octopoda.audit", "events": nested(50)}))
+
+
+# -- item 4: numbers out of range -------------------------------------------------------------
+
+BIG = 2**63
+HUGE = 2**1100
+
+
+OUT_OF_RANGE: dict[str, Callable[[AgentRuntime], Any]] = {
+    "recall(version=2**63)": lambda a: a.recall("k", version=BIG),
+    "as_of(2**63)": lambda a: a.as_of(BIG),
+    "diff(2**63)": lambda a: a.diff(BIG),
+    "diff(1, 2**63)": lambda a: a.diff(1, BIG),
+    "timeline(after_seq=2**63)": lambda a: a.timeline(after_seq=BIG),
+    "timeline(since=2**63)": lambda a: a.timeline(since=BIG),
+    "timeline(until=2**1100)": lambda a: a.timeline(until=HUGE),
+    "timeline(since=inf)": lambda a: a.timeline(since=float("inf")),
+    "timeline(limit=2**63)": lambda a: a.timeline(limit=BIG),
+    "search(limit=2**63)": lambda a: a.search(limit=BIG),
+    "search(offset=2**63)": lambda a: a.search(offset=BIG),
+    "recall_history(limit=2**63)": lambda a: a.recall_history("k", limit=BIG),
+    "shared_history(limit=2**63)": lambda a: a.shared_history("k", limit=BIG),
+    "shared_items(limit=2**63)": lambda a: a.shared_items(limit=BIG),
+    "read_messages(limit=2**63)": lambda a: a.read_messages(limit=BIG),
+    "read_messages(after_id=2**63)": lambda a: a.read_messages(after_id=BIG),
+    "mark_read(2**63)": lambda a: a.mark_read(BIG),
+    "resolve_conflict(2**63)": lambda a: a.resolve_conflict(BIG),
+    "decisions(limit=2**63)": lambda a: a.decisions(limit=BIG),
+    "remember(ttl=2**1100)": lambda a: a.remember("k", 1, ttl=HUGE),
+    "remember(ttl=1e300)": lambda a: a.remember("k", 1, ttl=1e300),
+    "remember_many(ttl=2**1100)": lambda a: a.remember_many({"k": 1}, ttl=HUGE),
+    "share(ttl=2**1100)": lambda a: a.share("k", 1, ttl=HUGE),
+    "share(ttl=inf)": lambda a: a.share("k", 1, ttl=float("inf")),
+    "share(ttl=nan)": lambda a: a.share("k", 1, ttl=float("nan")),
+    "share(expected_version=2**63)": lambda a: a.share("k", 1, expected_version=BIG),
+    "forget_stale(2**1100)": lambda a: a.forget_stale(HUGE),
+    "memory_health(2**1100)": lambda a: a.memory_health(stale_after_seconds=HUGE),
+}
+
+
+@pytest.mark.parametrize("name", OUT_OF_RANGE)
+def test_numbers_out_of_range_raise_invalid_input(agent: AgentRuntime, name: str) -> None:
+    agent.remember("k", 1)
+    agent.share("k", 1)
+    head = agent.audit.head()
+    with pytest.raises(InvalidInput, match=r"2\*\*63 - 1|up to 1e\+12|finite") as raised:
+        OUT_OF_RANGE[name](agent)
+    assert len(str(raised.value)) < 300
+    assert agent.audit.head() == head  # nothing was written

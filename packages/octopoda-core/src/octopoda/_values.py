@@ -31,12 +31,14 @@ __all__ = [
     "decode_value",
     "encode_value",
     "validate_agent_id",
+    "validate_int",
     "validate_key",
     "validate_limit",
     "validate_prefix",
     "validate_reason",
     "validate_seconds",
     "validate_tags",
+    "validate_time",
 ]
 
 MAX_KEY_LENGTH: Final = 1024
@@ -45,6 +47,11 @@ MAX_VALUE_BYTES: Final = 16 * 1024 * 1024
 MAX_TAGS: Final = 64
 MAX_TAG_LENGTH: Final = 256
 MAX_REASON_LENGTH: Final = 4096
+MAX_INT: Final = 2**63 - 1
+"""The largest seq, version, id, limit or offset (the stores' 64-bit integers)."""
+MAX_SECONDS: Final = 1e12
+"""The longest duration (and the latest Unix time) a ttl, an age or a time filter may give:
+about 31,700 years."""
 MAX_DEPTH: Final = 128
 """The deepest nesting of lists and dicts a value (or a decision's context, an imported or
 audited bundle's entry) may have: every read of it stays far from Python's recursion limit,
@@ -112,20 +119,57 @@ def validate_limit(limit: object, what: str = "limit") -> int | None:
     """A limit (or offset): an int >= 0, or None for no limit."""
     if limit is None:
         return None
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise InvalidInput(f"{what} must be a non-negative int or None, not {limit!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_INT:
+        raise InvalidInput(f"{what} must be None or an int from 0 to 2**63 - 1, not {limit!r:.60}")
     return limit
 
 
+def validate_int(value: object, what: str, minimum: int = 0) -> int:
+    """A seq, version or id: an int from ``minimum`` to 2**63 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_INT:
+        raise InvalidInput(f"{what} must be an int from {minimum} to 2**63 - 1, not {value!r:.60}")
+    return value
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a float when it is a finite number no larger than MAX_SECONDS."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not -MAX_SECONDS <= value <= MAX_SECONDS:  # (inf, nan and huge ints fail here)
+        return None
+    return float(value)
+
+
 def validate_seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
-    """A finite number of seconds (a timedelta is accepted), positive unless allowed 0."""
+    """A finite number of seconds (a timedelta is accepted), positive unless allowed 0,
+    at most :data:`MAX_SECONDS`."""
     if not isinstance(value, (int, float)) and hasattr(value, "total_seconds"):
         value = value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInput(f"{what} must be a number of seconds, not {value!r}")
-    if value < 0 or (value == 0 and not allow_zero):
+    seconds = _number(value)
+    if seconds is None:
+        raise InvalidInput(
+            f"{what} must be a number of seconds (or a timedelta) up to {MAX_SECONDS:.0e},"
+            f" not {value!r:.60}"
+        )
+    if seconds < 0 or (seconds == 0 and not allow_zero):
         raise InvalidInput(f"{what} must be positive, not {value!r}")
-    return float(value)
+    return seconds
+
+
+def validate_time(value: object, what: str) -> float | None:
+    """A point in time for a filter: None, Unix seconds, or a timezone-aware datetime."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) and hasattr(value, "timestamp"):
+        if getattr(value, "tzinfo", None) is None:
+            raise InvalidInput(f"{what} is a naive datetime; give it a timezone (or Unix seconds)")
+        value = value.timestamp()
+    seconds = _number(value)
+    if seconds is None:
+        raise InvalidInput(
+            f"{what} must be None, Unix seconds (a finite number) or a datetime, not {value!r:.60}"
+        )
+    return seconds
 
 
 def validate_reason(reason: object) -> str | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -37,6 +36,7 @@ from .._store.config import open_store
 from .._values import (
     validate_agent_id,
     validate_limit,
+    validate_seconds,
 )
 from .pipeline import Pipeline, Processor
 from .views import RecentDecisions
@@ -65,15 +65,8 @@ REPEAT_WINDOW_EVENTS = 200
 
 
 def optional_seconds(value: float | timedelta | None, what: str) -> float | None:
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) and hasattr(value, "total_seconds"):
-        value = value.total_seconds()  # a timedelta (datetime is not imported for this)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInput(f"{what} must be a number of seconds or a timedelta, not {value!r}")
-    if value <= 0:
-        raise InvalidInput(f"{what} must be positive, got {value!r}")
-    return float(value)
+    """A positive number of seconds (or a timedelta) up to ``MAX_SECONDS``, or None."""
+    return None if value is None else validate_seconds(value, what)
 
 
 def required_seconds(value: float | timedelta, what: str) -> float:

@@ -32,8 +32,10 @@ from .._store import (
 )
 from .._store.rows import decode_stored
 from .._values import (
+    MAX_INT,
     encode_value,
     validate_agent_id,
+    validate_int,
     validate_key,
     validate_limit,
     validate_prefix,
@@ -216,19 +218,13 @@ class CollabMixin(RuntimeBase):
         0 means the key must not exist yet)."""
         namespace = self._space(space)
         key = validate_key(key)
-        if expected_version is not None and (
-            isinstance(expected_version, bool)
-            or not isinstance(expected_version, int)
-            or expected_version < 0
-        ):
-            raise InvalidInput(f"expected_version must be an int >= 0, not {expected_version!r}")
+        if expected_version is not None:
+            validate_int(expected_version, "expected_version")
         encoded = encode_value(value)
         now = self._now()
         expires = None
         if ttl is not None:
-            if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0:
-                raise InvalidInput(f"ttl must be a positive number of seconds, not {ttl!r}")
-            expires = round(now + ttl, 6)
+            expires = round(now + validate_seconds(ttl, "ttl"), 6)
         write = MemoryWrite(
             namespace,
             key,
@@ -343,6 +339,8 @@ class CollabMixin(RuntimeBase):
         anew unless it already is current); the resolution is audited. Returns the new
         version, or None when nothing had to be written."""
         valid = isinstance(conflict_id, int) and not isinstance(conflict_id, bool)
+        if valid and conflict_id > MAX_INT:
+            validate_int(conflict_id, "conflict_id", 1)  # raises, saying the range
         row = self._store.conflict(conflict_id) if valid else None
         if row is None or not row.namespace.startswith("space:"):
             raise NotFound(f"no conflict with id {conflict_id!r}")
@@ -443,8 +441,7 @@ class CollabMixin(RuntimeBase):
         self, *, unread_only: bool = True, limit: int | None = 50, after_id: int = 0
     ) -> list[Message]:
         """Messages sent to this agent, oldest first (reading does not mark them read)."""
-        if isinstance(after_id, bool) or not isinstance(after_id, int) or after_id < 0:
-            raise InvalidInput(f"after_id must be an int >= 0, not {after_id!r}")
+        validate_int(after_id, "after_id")
         rows = self._store.messages(
             recipient=self._agent_id,
             unread_only=bool(unread_only),
@@ -455,9 +452,7 @@ class CollabMixin(RuntimeBase):
 
     def mark_read(self, message_id: int) -> None:
         """Mark a message to this agent as read (an audited event)."""
-        if isinstance(message_id, bool) or not isinstance(message_id, int):
-            raise InvalidInput(f"message_id must be an int, not {message_id!r}")
-        row = self._store.message(message_id)
+        row = self._store.message(validate_int(message_id, "message_id"))
         payload: dict[str, Any] = {"message_id": message_id}
         if row is not None and row.recipient == self._agent_id:
             payload["content_sha256"] = row.body_sha256  # what was read: new information

@@ -14,7 +14,7 @@ from .._errors import (
 from .._records import (
     Event,
 )
-from .._values import check_depth
+from .._values import MAX_INT, check_depth, validate_int, validate_time
 from .base import RuntimeBase, checked_limit, checked_run_id
 from .views import Decision, MemoryDiff, MemoryView, diff_rows
 
@@ -102,8 +102,11 @@ class DecisionsMixin(RuntimeBase):
         """This agent's memory as it was right after event ``point`` (a seq or a decision)."""
         if isinstance(point, Decision):
             return point.memory()
-        if isinstance(point, bool) or not isinstance(point, int) or point < 0:
-            raise InvalidInput(f"as_of takes an event seq (int >= 0) or a Decision, not {point!r}")
+        if isinstance(point, bool) or not isinstance(point, int) or not 0 <= point <= MAX_INT:
+            raise InvalidInput(
+                f"as_of takes an event seq (an int from 0 to 2**63 - 1) or a Decision,"
+                f" not {point!r:.60}"
+            )
         return MemoryView(self._store, self._ns, point, self._event_time(point))
 
     def _event_time(self, seq: int) -> float | None:
@@ -131,9 +134,9 @@ class DecisionsMixin(RuntimeBase):
         return list(
             self._store.events(
                 self._agent_id,
-                after_seq=after_seq,
-                since=since,
-                until=until,
+                after_seq=validate_int(after_seq, "after_seq"),
+                since=validate_time(since, "since"),
+                until=validate_time(until, "until"),
                 kinds=tuple(kinds or ()),
                 limit=checked_limit(limit),
                 run_id=checked_run_id(run_id),
@@ -145,8 +148,10 @@ class DecisionsMixin(RuntimeBase):
         now)."""
         b = self.audit.head().seq if seq_b is None else seq_b
         for seq in (seq_a, b):
-            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-                raise InvalidInput(f"diff takes event seqs (int >= 0), not {seq!r}")
+            if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= MAX_INT:
+                raise InvalidInput(
+                    f"diff takes event seqs (ints from 0 to 2**63 - 1), not {seq!r:.60}"
+                )
         # Each side as the agent saw it then: TTL expiry judged at that point's time.
         time_b = self._now() if seq_b is None else self._event_time(b)
         before = self._store.current(self._ns, as_of_seq=seq_a, now=self._event_time(seq_a))

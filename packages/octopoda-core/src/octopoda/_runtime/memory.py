@@ -24,6 +24,7 @@ from .._store import (
 from .._store.rows import decode_stored
 from .._values import (
     encode_value,
+    validate_int,
     validate_key,
     validate_prefix,
     validate_reason,
@@ -123,9 +124,7 @@ class MemoryMixin(RuntimeBase):
         if version is None:
             row = self._store.latest(self._ns, key)
         else:
-            if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-                raise InvalidInput(f"version must be a positive int, not {version!r}")
-            row = self._store.version(self._ns, key, version)
+            row = self._store.version(self._ns, key, validate_int(version, "version", 1))
         now = self._now()
         found = row is not None and is_live(row, now)
         self._guard.observe_read(self._ns, key, row.data if found else None, now)  # type: ignore[union-attr]
