@@ -189,3 +189,60 @@ def test_numbers_out_of_range_raise_invalid_input(agent: AgentRuntime, name: str
         OUT_OF_RANGE[name](agent)
     assert len(str(raised.value)) < 300
     assert agent.audit.head() == head  # nothing was written
+
+
+# -- item 5: argument types -------------------------------------------------------------------
+
+WRONG_TYPES: dict[str, Callable[[AgentRuntime], Any]] = {
+    "remember(tags=0)": lambda a: a.remember("k", 1, tags=0),
+    "remember(tags=b'x')": lambda a: a.remember("k", 1, tags=b"x"),
+    "remember(tags={'a': 1})": lambda a: a.remember("k", 1, tags={"a": 1}),
+    "search(tags=0)": lambda a: a.search(tags=0),
+    "share(tags=0)": lambda a: a.share("k", 1, tags=0),
+    "timeline(since='x')": lambda a: a.timeline(since="x"),
+    "timeline(until=[])": lambda a: a.timeline(until=[]),
+    "timeline(after_seq='1')": lambda a: a.timeline(after_seq="1"),
+    "timeline(kinds=0)": lambda a: a.timeline(kinds=0),
+    "timeline(kinds='remember')": lambda a: a.timeline(kinds="remember"),
+    "timeline(kinds=[1])": lambda a: a.timeline(kinds=[1]),
+    "mark_read('1')": lambda a: a.mark_read("1"),
+    "recall(version='1')": lambda a: a.recall("k", version="1"),
+}
+EXPECTED_HEADS = [
+    *(0, "1", [], {}, (float("nan"), "0" * 64), (float("inf"), "a"), (1,), (1, 2)),
+    *((-1, "0" * 64), (1, "xyz"), {"seq": 1}, (True, "0" * 64), "1:" + "0" * 64),
+]
+
+
+@pytest.mark.parametrize("name", WRONG_TYPES)
+def test_arguments_of_the_wrong_type_raise_invalid_input(agent: AgentRuntime, name: str) -> None:
+    agent.remember("k", 1)
+    head = agent.audit.head()
+    with pytest.raises(InvalidInput):
+        WRONG_TYPES[name](agent)
+    assert agent.audit.head() == head
+
+
+@pytest.mark.parametrize("head", EXPECTED_HEADS, ids=repr)
+def test_an_expected_head_of_the_wrong_shape_raises_invalid_input(
+    agent: AgentRuntime, head: Any
+) -> None:
+    agent.remember("k", 1)
+    with pytest.raises(InvalidInput, match="expected_head"):
+        agent.audit.verify(expected_head=head)
+    bundle = agent.audit.export()
+    with pytest.raises(InvalidInput, match="expected_head"):
+        verify_audit_bundle(bundle, expected_head=head)
+    real = agent.audit.head()
+    assert agent.audit.verify(expected_head=(real.seq, real.hash.upper())).ok
+    assert agent.audit.verify(expected_head=list(real)).ok
+
+
+def test_a_timeline_since_a_datetime(agent: AgentRuntime) -> None:
+    from datetime import datetime, timezone
+
+    agent.remember("k", 1)
+    assert len(agent.timeline(since=datetime(2000, 1, 1, tzinfo=timezone.utc))) == 1
+    assert agent.timeline(since=datetime(3000, 1, 1, tzinfo=timezone.utc)) == []
+    with pytest.raises(InvalidInput, match="naive"):
+        agent.timeline(since=datetime(2000, 1, 1))

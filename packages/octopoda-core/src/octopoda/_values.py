@@ -216,6 +216,8 @@ def validate_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
         return ()
     if isinstance(tags, str):
         raise InvalidInput(f"tags must be a list of strings, not one string; use [{tags!r}]")
+    if isinstance(tags, (bytes, dict)) or not isinstance(tags, Iterable):
+        raise InvalidInput(f"tags must be a list of strings or None, not {tags!r:.60}")
     out: list[str] = []
     for tag in tags:
         if not isinstance(tag, str) or not tag:

@@ -463,13 +463,32 @@ def _row_problem(
     return None
 
 
+_HEAD_FORMS: Final = (
+    "a ChainHead (from audit.head()), a (seq, hash) pair or {'seq': ..., 'hash': ...}"
+    " with seq an int >= 0 and hash 64 hex digits"
+)
+
+
 def _as_head(value: ChainHead | tuple[int, str] | dict[str, Any] | None) -> ChainHead | None:
-    if value is None or isinstance(value, ChainHead):
-        return value
-    if isinstance(value, dict):
-        return ChainHead(int(value["seq"]), str(value["hash"]))
-    seq, h = value
-    return ChainHead(int(seq), str(h))
+    """A head as ``verify(expected_head=)`` and bundles give it, else :class:`InvalidInput`."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and set(value) >= {"seq", "hash"}:
+        seq, h = value["seq"], value["hash"]
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        seq, h = value
+    else:
+        raise InvalidInput(f"expected_head must be {_HEAD_FORMS}, not {value!r:.80}")
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq < 2**63:
+        raise InvalidInput(f"expected_head's seq must be an int >= 0, not {seq!r:.40}")
+    if isinstance(h, str):
+        h = h.lower()
+    if not isinstance(h, str) or len(h) != 64 or not set(h) <= _HEX:
+        raise InvalidInput(f"expected_head's hash must be 64 hex digits, not {h!r:.80}")
+    return ChainHead(seq, h)
+
+
+_HEX: Final = frozenset("0123456789abcdef")
 
 
 def _bundle_events(bundle: dict[str, Any]) -> Iterator[tuple[int, float, str, str, str, str]]:

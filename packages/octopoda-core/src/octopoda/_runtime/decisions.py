@@ -30,6 +30,18 @@ a decision counts as a repeat, unless the two name different numbers or identifi
 ("order 42" and "order 43" are two decisions)."""
 
 
+def _kinds(kinds: Iterable[str] | None) -> tuple[str, ...]:
+    """``timeline(kinds=)``: None or event kinds (strings), not one string."""
+    if kinds is None:
+        return ()
+    if isinstance(kinds, (str, bytes, dict)) or not isinstance(kinds, Iterable):
+        raise InvalidInput(f"kinds must be a list of event kinds or None, not {kinds!r:.60}")
+    out = tuple(kinds)
+    if not all(type(k) is str for k in out):
+        raise InvalidInput(f"every kind must be a str, not {out!r:.60}")
+    return out
+
+
 class DecisionsMixin(RuntimeBase):
     # -- decisions, points in time, timeline ------------------------------------------------
 
@@ -137,7 +149,7 @@ class DecisionsMixin(RuntimeBase):
                 after_seq=validate_int(after_seq, "after_seq"),
                 since=validate_time(since, "since"),
                 until=validate_time(until, "until"),
-                kinds=tuple(kinds or ()),
+                kinds=_kinds(kinds),
                 limit=checked_limit(limit),
                 run_id=checked_run_id(run_id),
             )
