@@ -194,11 +194,12 @@ def validate_prefix(prefix: object) -> str:
     return prefix
 
 
-def validate_key(key: object) -> str:
-    """Return ``key`` if it is a usable memory key, else raise :class:`InvalidKey`."""
+def validate_key(key: object, what: str = "key") -> str:
+    """Return ``key`` if it is a usable memory key (or snapshot or space name: ``what``),
+    else raise :class:`InvalidKey`."""
     if type(key) is not str:
-        raise InvalidKey(f"a key must be a str, not {type(key).__name__}; convert it with str()")
-    _check_text(key, "key", MAX_KEY_LENGTH, InvalidKey)
+        raise InvalidKey(f"a {what} must be a str, not {type(key).__name__}; convert it with str()")
+    _check_text(key, what, MAX_KEY_LENGTH, InvalidKey)
     return key
 
 
@@ -207,6 +208,8 @@ def validate_agent_id(agent_id: object) -> str:
     if not isinstance(agent_id, str):
         raise InvalidAgentId(f"an agent id must be a str, not {type(agent_id).__name__}")
     _check_text(agent_id, "agent id", MAX_AGENT_ID_LENGTH, InvalidAgentId)
+    if agent_id.isspace():
+        raise InvalidAgentId(f"agent id {agent_id!r} is only whitespace; name the agent")
     return agent_id
 
 

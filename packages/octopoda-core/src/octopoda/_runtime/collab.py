@@ -32,7 +32,6 @@ from .._store import (
 )
 from .._store.rows import decode_stored
 from .._values import (
-    MAX_INT,
     encode_value,
     validate_agent_id,
     validate_int,
@@ -163,6 +162,14 @@ def _message(row: MessageRow) -> Message:
     )
 
 
+def _conflict_id(value: Any) -> int | None:
+    """A conflict id to look up (None: not an int, so no conflict has it); out of the
+    stores' range: :class:`InvalidInput`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return None if value <= 0 else validate_int(value, "conflict_id", 1)
+
+
 def _value(row: StoredRow | None) -> Any:
     if row is None or row.tombstone or row.erased:
         return None
@@ -177,7 +184,7 @@ class CollabMixin(RuntimeBase):
     def create_space(self, name: str, *, members: Iterable[str] | None = None) -> None:
         """Create a shared space. With ``members`` only they (and this agent) may read or
         write it; without, it is open to every agent (as spaces are by default)."""
-        name = validate_key(name)
+        name = validate_key(name, "space name")
         member_tuple = None
         if members is not None:
             if isinstance(members, str):
@@ -192,7 +199,7 @@ class CollabMixin(RuntimeBase):
 
     def _space(self, space: str) -> str:
         """The namespace of ``space``, after checking this agent may use it."""
-        space = validate_key(space)
+        space = validate_key(space, "space name")
         row = self._store.space(space)
         if row is not None and row.members is not None and self._agent_id not in row.members:
             raise AccessDenied(
@@ -338,10 +345,8 @@ class CollabMixin(RuntimeBase):
         replaced) or any other value. The kept value becomes the current version (written
         anew unless it already is current); the resolution is audited. Returns the new
         version, or None when nothing had to be written."""
-        valid = isinstance(conflict_id, int) and not isinstance(conflict_id, bool)
-        if valid and conflict_id > MAX_INT:
-            validate_int(conflict_id, "conflict_id", 1)  # raises, saying the range
-        row = self._store.conflict(conflict_id) if valid else None
+        wanted = _conflict_id(conflict_id)
+        row = None if wanted is None else self._store.conflict(wanted)
         if row is None or not row.namespace.startswith("space:"):
             raise NotFound(f"no conflict with id {conflict_id!r}")
         namespace = self._space(row.namespace.removeprefix("space:"))
