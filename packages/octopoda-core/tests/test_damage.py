@@ -9,13 +9,19 @@ when a server is reachable).
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from octopoda import AgentRuntime, AuditChainBroken, LoopPolicy, StorageError
+from octopoda import AgentRuntime, AuditChainBroken, LoopPolicy, SqliteStore, StorageError
 from octopoda._audit.chain import event_hash
 from octopoda._store.config import is_postgres_url
 from octopoda.cli import build_cli
@@ -226,3 +232,75 @@ def test_event_text_that_is_not_utf8_is_reported(tmp_path: Any, column: str) -> 
         agent.remember("k", 3)
     with pytest.raises(StorageError, match="not valid UTF-8"):
         agent.timeline()
+
+
+# -- item 8: a read-only store, an empty file ------------------------------------------------
+
+READER = """
+import os, sys
+from octopoda import AgentRuntime, SqliteStore, StorageError
+import octopoda._store.sqlite.store  # (everything is imported before dropping root)
+if os.geteuid() == 0:  # root may write anywhere: read as nobody
+    os.setgid(65534)
+    os.setuid(65534)
+store = SqliteStore(sys.argv[1])
+agent = AgentRuntime("bot", store=store)
+print(store.read_only, agent.audit.verify().ok, agent.recall("k").value)
+try:
+    agent.remember("k", 3)
+except StorageError as exc:
+    print("refused:", exc)
+store.close()
+"""
+
+
+def test_a_store_in_a_read_only_directory_opens_read_only(tmp_path: Any) -> None:
+    """As another user (when the tests run as root, who may write anywhere, the reader
+    drops to nobody): the directory and file are read-only to it."""
+    directory = tempfile.mkdtemp(prefix="octopoda-ro-")
+    try:
+        path = os.path.join(directory, "archive.db")
+        written(path)
+        AgentRuntime(AGENT, store=path).store.close()  # (the process's shared store)
+        assert sorted(os.listdir(directory)) == ["archive.db"]
+        os.chmod(path, 0o444)
+        os.chmod(directory, 0o555)
+        done = subprocess.run(
+            [sys.executable, "-c", READER, path],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert lines[0] == "True True 2", done.stdout
+        assert lines[1].startswith("refused:") and "read-only" in lines[1]
+        assert "opened read-only" in done.stderr
+    finally:
+        os.chmod(directory, 0o755)
+        shutil.rmtree(directory)
+
+
+def test_read_only_opens_without_writing(tmp_path: Any) -> None:
+    path = str(tmp_path / "o.db")
+    written(path)
+    AgentRuntime(AGENT, store=path).store.close()
+    before = Path(path).read_bytes()
+    with SqliteStore(path, read_only=True) as store:
+        agent = AgentRuntime(AGENT, store=store)
+        assert store.read_only and agent.audit.verify().ok
+        with pytest.raises(StorageError, match="read-only"):
+            agent.remember("k", 3)
+        assert store.info()["read_only"] is True
+    assert Path(path).read_bytes() == before
+
+
+def test_an_empty_file_is_set_up_as_a_new_store_and_says_so(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "empty.db"
+    path.write_bytes(b"")
+    os.utime(path, (1.0, 1.0))  # an old leftover, not one another process is creating
+    with pytest.raises(StorageError, match="empty file"):
+        SqliteStore(path, read_only=True)
+    with caplog.at_level("WARNING", logger="octopoda"), SqliteStore(path) as store:
+        AgentRuntime(AGENT, store=store).remember("k", 1)
+    assert any("was an empty file (0 bytes)" in r.getMessage() for r in caplog.records)

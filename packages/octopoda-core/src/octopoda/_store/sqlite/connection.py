@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import Final
 
@@ -56,23 +57,28 @@ def connect(
     durability: str,
     busy_timeout: float,
     tracer: Callable[[str], None] | None,
+    read_only: bool = False,
 ) -> sqlite3.Connection:
     """A configured, migrated connection to ``path``; retried (with jitter) while another
-    process holds the file locked, up to ``busy_timeout``."""
+    process holds the file locked, up to ``busy_timeout``. ``read_only``: opened with
+    ``mode=ro`` (``immutable=1`` when even the WAL index cannot be opened), not migrated."""
     deadline = time.monotonic() + busy_timeout
+    modes = ["ro", "immutable"] if read_only else [None]
     while True:
         conn: sqlite3.Connection | None = None
         try:
+            mode = modes[0]
             conn = sqlite3.connect(
-                path,
+                path if mode is None else _read_only_uri(path, mode),
                 timeout=busy_timeout,
                 isolation_level=None,
                 check_same_thread=False,
                 cached_statements=256,
+                uri=mode is not None,
             )
             if tracer is not None:
                 conn.set_trace_callback(tracer)
-            _configure(conn, path, durability, busy_timeout)
+            _configure(conn, path, durability, busy_timeout, read_only)
             return conn
         except sqlite3.OperationalError as exc:
             if conn is not None:
@@ -80,6 +86,9 @@ def connect(
             if is_busy(exc) and time.monotonic() < deadline:
                 jitter = (time.perf_counter_ns() + os.getpid()) % _CONNECT_RETRY_JITTER_US
                 time.sleep(0.005 + jitter / 1e6)
+                continue
+            if len(modes) > 1 and ("unable to open" in str(exc) or "readonly" in str(exc)):
+                modes.pop(0)  # a WAL file in a read-only directory: no -shm to open
                 continue
             raise storage_error(path, busy_timeout, exc) from None
         except sqlite3.DatabaseError as exc:
@@ -92,9 +101,19 @@ def connect(
             raise
 
 
-def _configure(conn: sqlite3.Connection, path: str, durability: str, busy_timeout: float) -> None:
+def _read_only_uri(path: str, mode: str) -> str:
+    query = "mode=ro" if mode == "ro" else "immutable=1"
+    return f"file:{urllib.parse.quote(path)}?{query}"
+
+
+def _configure(
+    conn: sqlite3.Connection, path: str, durability: str, busy_timeout: float, read_only: bool
+) -> None:
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     _check_foreign(conn, path)
+    if read_only:
+        _check_schema(conn, path)
+        return
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     sync = "FULL" if durability == "full" else "NORMAL"
@@ -121,6 +140,24 @@ def _check_foreign(conn: sqlite3.Connection, path: str) -> None:
         raise StorageError(
             f"{path} already holds tables of another application"
             f" ({', '.join(t[0] for t in tables[:5])}); point Octopoda at its own file"
+        )
+
+
+def _check_schema(conn: sqlite3.Connection, path: str) -> None:
+    """A read-only store must be at this Octopoda's schema: it cannot be migrated."""
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current == 0:
+        raise StorageError(f"{path} is read-only and holds no Octopoda store; check the path")
+    if current > len(MIGRATIONS):
+        raise SchemaTooNew(
+            f"{path} has schema version {current}, newer than this Octopoda"
+            f" understands ({len(MIGRATIONS)}); upgrade octopoda-core"
+        )
+    if current < len(MIGRATIONS):
+        raise StorageError(
+            f"{path} is read-only at schema version {current}; this Octopoda needs"
+            f" {len(MIGRATIONS)} and cannot migrate it. Open a writable copy (it is migrated"
+            " on open), or use the Octopoda version that wrote it"
         )
 
 

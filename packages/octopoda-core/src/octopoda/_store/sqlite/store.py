@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
@@ -53,6 +55,8 @@ from .connection import connect, storage_error
 
 __all__ = ["SqliteStore"]
 
+logger = logging.getLogger("octopoda")
+
 _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reports
 _CHECKPOINT_WAIT_MS: Final = 100
 
@@ -63,6 +67,9 @@ class SqliteStore(SqlReads, RunReads):
     ``durability="normal"`` (default) makes a returned write survive a process crash
     (WAL, ``synchronous=NORMAL``); ``"full"`` also fsyncs every commit, for power loss.
     ``tracer`` is called with every SQL statement executed (for tests and debugging).
+    ``read_only``: open without writing anything (reads and ``verify`` work, writes raise
+    :class:`StorageError`); by default a file (or directory) this process cannot write is
+    opened so, with a warning on the ``octopoda`` logger.
     """
 
     _reads = q.READS
@@ -76,28 +83,15 @@ class SqliteStore(SqlReads, RunReads):
         busy_timeout: float = 30.0,
         tracer: Callable[[str], None] | None = None,
         create_dirs: bool = False,
+        read_only: bool | None = None,
     ) -> None:
         if durability not in ("normal", "full"):
             raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
         raw = os.fspath(path)
-        if raw == ":memory:":
-            self._path = raw
-        else:
-            if not raw:
-                raise ConfigError("the store path is empty; pass a file path or ':memory:'")
-            p = os.path.realpath(os.path.expanduser(raw))
-            if os.path.isdir(p):
-                raise ConfigError(
-                    f"{p} is a directory; pass a file path such as {os.path.join(p, 'octopoda.db')}"
-                )
-            parent = os.path.dirname(p)
-            if not os.path.isdir(parent):
-                if not create_dirs:
-                    raise ConfigError(
-                        f"the directory {parent} does not exist; create it or pass another path"
-                    )
-                os.makedirs(parent, exist_ok=True)
-            self._path = p
+        self._path = raw if raw == ":memory:" else _file_path(raw, create_dirs)
+        self._read_only = bool(read_only)
+        if raw != ":memory:":
+            self._read_only = _check_file(self._path, read_only)
         self._durability = durability
         self._busy_timeout = busy_timeout
         self._tracer = tracer
@@ -122,12 +116,18 @@ class SqliteStore(SqlReads, RunReads):
     def durability(self) -> str:
         return self._durability
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only (writes raise :class:`StorageError`)."""
+        return self._read_only
+
     def _open(self) -> sqlite3.Connection:
         conn = connect(
             self._path,
             durability=self._durability,
             busy_timeout=self._busy_timeout,
             tracer=self._tracer,
+            read_only=self._read_only,
         )
         # Close the connection when the store is garbage collected (or at exit), in the
         # process that opened it only: a forked child never closes its parent's connection.
@@ -407,6 +407,7 @@ class SqliteStore(SqlReads, RunReads):
             "migrations": names,
             "journal_mode": pragma["journal_mode"],
             "durability": self._durability,
+            "read_only": self._read_only,
             "size_bytes": pragma["page_count"] * pragma["page_size"],
             "sqlite_version": sqlite3.sqlite_version,
         }
@@ -487,3 +488,56 @@ def _text_or_bytes(kind: str, raw: Any) -> Any:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw
+
+
+def _file_path(raw: str, create_dirs: bool) -> str:
+    """The absolute path of a store file; its directory created when asked."""
+    if not raw:
+        raise ConfigError("the store path is empty; pass a file path or ':memory:'")
+    p = os.path.realpath(os.path.expanduser(raw))
+    if os.path.isdir(p):
+        raise ConfigError(
+            f"{p} is a directory; pass a file path such as {os.path.join(p, 'octopoda.db')}"
+        )
+    parent = os.path.dirname(p)
+    if not os.path.isdir(parent):
+        if not create_dirs:
+            raise ConfigError(
+                f"the directory {parent} does not exist; create it or pass another path"
+            )
+        os.makedirs(parent, exist_ok=True)
+    return p
+
+
+EMPTY_FILE_AGE: Final = 2.0
+"""A 0-byte store file older than this (seconds) is a leftover, not one another process is
+creating right now: opening it says so."""
+
+
+def _check_file(path: str, read_only: bool | None) -> bool:
+    """Whether to open ``path`` read-only (``read_only``; None: when this process cannot
+    write the file or, for its WAL files, its directory), saying so on the logger; and say
+    that a 0-byte file is set up as a new store."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return bool(read_only)
+    if read_only is None:
+        directory = os.path.dirname(path)
+        read_only = not (os.access(path, os.W_OK) and os.access(directory, os.W_OK))
+        if read_only:
+            logger.warning(
+                "octopoda: %s (or its directory) is not writable: opened read-only; reads"
+                " and audit verification work, writes raise StorageError",
+                path,
+            )
+    if info.st_size == 0:
+        if read_only:
+            raise StorageError(f"{path} is an empty file (0 bytes) opened read-only: no store")
+        if time.time() - info.st_mtime > EMPTY_FILE_AGE:
+            logger.warning(
+                "octopoda: %s was an empty file (0 bytes): set up as a new, empty store; if it"
+                " held a store before, restore it from a backup",
+                path,
+            )
+    return read_only
