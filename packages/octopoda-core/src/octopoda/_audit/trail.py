@@ -321,9 +321,7 @@ class AuditTrail:
             return True
 
         walk.walk_rows(self._store.chain_rows(self._agent), collect if check_memories else None)
-        head = self.head()
-        if self._store.agent(self._agent) is None and walk.seq > 0:
-            walk.fail(1, "the agent's stored head is missing although it has events")
+        head = self._stored_head(walk)
         walk.finish(head)
         checked_rows = 0
         try:
@@ -334,7 +332,21 @@ class AuditTrail:
         except DamagedRow as exc:  # a row whose columns cannot be read back
             reason = f"memory {exc.key!r} v{exc.version} differs from its audited write: {exc.why}"
             walk.fail(exc.seq if type(exc.seq) is int else 0, reason)
-        return walk.report(head, checked_rows)
+        return walk.report(head or ChainHead(walk.seq, walk.prev), checked_rows)
+
+    def _stored_head(self, walk: _Walk) -> ChainHead | None:
+        """The stored head, for ``walk.finish``; a missing or damaged one fails the walk
+        (None: nothing to compare with)."""
+        try:
+            row = self._store.agent(self._agent)
+        except AuditChainBroken as exc:  # the agents row is damaged
+            walk.fail(walk.seq + 1, str(exc).partition(". ")[0])
+            return None
+        if row is None:
+            if walk.seq > 0:
+                walk.fail(1, "the agent's stored head is missing although it has events")
+            return ChainHead(0, GENESIS_HASH)
+        return ChainHead(row.head_seq, row.head_hash)
 
     def _check_elsewhere(self, walk: _Walk, writes: list[tuple[int, float, dict[str, Any]]]) -> int:
         """This agent's writes outside its own memory (shared spaces, its goal): each row

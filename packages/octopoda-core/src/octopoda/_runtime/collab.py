@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
-from .._errors import AccessDenied, InvalidInput, InvalidValue, NotFound, StorageError
+from .._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
 from .._loops.gists import content_gist
 from .._records import MemoryVersion
 from .._store import (
@@ -23,10 +23,8 @@ from .._store import (
     CreateSpace,
     MarkRead,
     MemoryWrite,
-    MessageRow,
     ResolveConflict,
     SendMessage,
-    StoredRow,
     space_namespace,
     stored_sha256,
 )
@@ -43,9 +41,17 @@ from .._values import (
 )
 from .actions import digest_preview
 from .base import RuntimeBase, checked_run_id
-
-if TYPE_CHECKING:
-    pass
+from .collab_records import (
+    Conflict,
+    Goal,
+    Message,
+    SharedValue,
+    SharedVersion,
+    conflict_id_of,
+    goal_of,
+    message_of,
+    value_of,
+)
 
 __all__ = [
     "CollabMixin",
@@ -58,122 +64,6 @@ __all__ = [
 ]
 
 _KEEP_WORDS = ("mine", "theirs")
-
-
-class SharedVersion(NamedTuple):
-    """What a shared write created. ``conflict_id`` is set when it was a stale write."""
-
-    key: str
-    space: str
-    version: int
-    author: str
-    created_at: float
-    seq: int
-    conflict_id: int | None = None
-
-
-class SharedValue(NamedTuple):
-    """A shared key's current value (``value`` is the value itself) and who wrote it."""
-
-    key: str
-    space: str
-    found: bool
-    value: Any = None
-    version: int | None = None
-    author: str | None = None
-    created_at: float | None = None
-    tags: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return self.found
-
-
-class Conflict(NamedTuple):
-    """A stale shared write: ``mine`` is the write that did not see ``theirs`` (the head it
-    replaced). Both stay in history; ``resolve_conflict`` decides which is current."""
-
-    id: int
-    space: str
-    key: str
-    mine_version: int
-    mine_author: str
-    mine_value: Any
-    theirs_version: int
-    theirs_author: str | None
-    theirs_value: Any
-    seen_version: int | None
-    created_at: float
-    status: str
-    resolution: str | None
-    resolved_by: str | None
-    resolved_at: float | None
-
-
-class Message(NamedTuple):
-    """A direct message (``recipient``) or a broadcast (``space``); ``run_id``: the run
-    of the sender it was sent in."""
-
-    id: int
-    sender: str
-    recipient: str | None
-    space: str | None
-    message_type: str
-    body: Any
-    created_at: float
-    read_at: float | None
-    run_id: str | None = None
-
-    @property
-    def read(self) -> bool:
-        return self.read_at is not None
-
-
-class Goal(NamedTuple):
-    """An agent's goal, its milestones and progress (0..1). Each update is a new version."""
-
-    goal: str
-    milestones: tuple[dict[str, Any], ...]
-    progress: float
-    status: str
-    note: str | None
-    set_at: float
-    updated_at: float
-    version: int
-
-
-def _message(row: MessageRow) -> Message:
-    try:
-        body = json.loads(row.body)
-    except (TypeError, ValueError, RecursionError):
-        raise StorageError(
-            f"message {row.id} is damaged: its body is not valid JSON. The store was changed"
-            " outside Octopoda; restore it from a backup"
-        ) from None
-    return Message(
-        row.id,
-        row.sender,
-        row.recipient,
-        row.space,
-        row.message_type,
-        body,
-        row.created_at,
-        row.read_at,
-        row.run_id,
-    )
-
-
-def _conflict_id(value: Any) -> int | None:
-    """A conflict id to look up (None: not an int, so no conflict has it); out of the
-    stores' range: :class:`InvalidInput`."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return None if value <= 0 else validate_int(value, "conflict_id", 1)
-
-
-def _value(row: StoredRow | None) -> Any:
-    if row is None or row.tombstone or row.erased:
-        return None
-    return decode_stored(row)
 
 
 class CollabMixin(RuntimeBase):
@@ -268,7 +158,7 @@ class CollabMixin(RuntimeBase):
             return SharedValue(key, space, False)
         assert row is not None
         return SharedValue(
-            key, space, True, _value(row), row.version, row.author, row.created_at, row.tags
+            key, space, True, value_of(row), row.version, row.author, row.created_at, row.tags
         )
 
     def shared_history(
@@ -281,7 +171,7 @@ class CollabMixin(RuntimeBase):
             MemoryVersion(
                 r.key,
                 r.version,
-                _value(r),
+                value_of(r),
                 r.created_at,
                 r.tags,
                 r.expires_at,
@@ -304,7 +194,7 @@ class CollabMixin(RuntimeBase):
         for r in rows:  # listed values count as seen: updating them is not a stale write
             self._seen[(namespace, r.key)] = r.version
         return [
-            SharedValue(r.key, space, True, _value(r), r.version, r.author, r.created_at, r.tags)
+            SharedValue(r.key, space, True, value_of(r), r.version, r.author, r.created_at, r.tags)
             for r in rows
         ]
 
@@ -320,10 +210,10 @@ class CollabMixin(RuntimeBase):
             row.key,
             row.version,
             row.author,
-            _value(mine),
+            value_of(mine),
             row.head_version,
             row.head_author,
-            _value(theirs),
+            value_of(theirs),
             row.seen_version,
             row.created_at,
             row.status,
@@ -345,7 +235,7 @@ class CollabMixin(RuntimeBase):
         replaced) or any other value. The kept value becomes the current version (written
         anew unless it already is current); the resolution is audited. Returns the new
         version, or None when nothing had to be written."""
-        wanted = _conflict_id(conflict_id)
+        wanted = conflict_id_of(conflict_id)
         row = None if wanted is None else self._store.conflict(wanted)
         if row is None or not row.namespace.startswith("space:"):
             raise NotFound(f"no conflict with id {conflict_id!r}")
@@ -453,7 +343,7 @@ class CollabMixin(RuntimeBase):
             after_id=after_id,
             limit=validate_limit(limit),
         )
-        return [_message(r) for r in rows]
+        return [message_of(r) for r in rows]
 
     def mark_read(self, message_id: int) -> None:
         """Mark a message to this agent as read (an audited event)."""
@@ -498,7 +388,7 @@ class CollabMixin(RuntimeBase):
         if since is not None:
             since = validate_seconds(since, "since", allow_zero=True)
         rows = self._store.messages(space=space, since=since, limit=validate_limit(limit))
-        return [_message(r) for r in rows]
+        return [message_of(r) for r in rows]
 
     # -- goals ------------------------------------------------------------------------------
 
@@ -509,7 +399,7 @@ class CollabMixin(RuntimeBase):
         encoded = encode_value(goal)
         write = MemoryWrite(self._goal_namespace(), "current", "json", encoded.data, encoded.sha256)
         _, versions = self._commit(kind, {}, (write,), now=now)
-        return _goal(goal, versions[0])
+        return goal_of(goal, versions[0])
 
     def set_goal(self, goal: str, milestones: Iterable[str] | None = None) -> Goal:
         """Set this agent's goal (replacing any current one; the old one stays in history)."""
@@ -542,6 +432,7 @@ class CollabMixin(RuntimeBase):
         if row is None:
             raise NotFound(f"agent {self._agent_id!r} has no goal; call set_goal() first")
         goal = decode_stored(row)
+        goal_of(goal, row.version)  # (a damaged goal raises StorageError)
         now = self._now()
         steps = goal["milestones"]
         if milestone_index is not None:
@@ -575,24 +466,11 @@ class CollabMixin(RuntimeBase):
     def get_goal(self) -> Goal | None:
         """The current goal, or None."""
         row = self._store.latest(self._goal_namespace(), "current")
-        return None if row is None else _goal(decode_stored(row), row.version)
+        return None if row is None else goal_of(decode_stored(row), row.version)
 
     def goal_history(self) -> list[Goal]:
         """Every version of the goal, newest first (the progress history)."""
         return [
-            _goal(decode_stored(r), r.version)
+            goal_of(decode_stored(r), r.version)
             for r in self._store.history(self._goal_namespace(), "current")
         ]
-
-
-def _goal(value: dict[str, Any], version: int) -> Goal:
-    return Goal(
-        value["goal"],
-        tuple(value["milestones"]),
-        value["progress"],
-        value["status"],
-        value.get("note"),
-        value["set_at"],
-        value["updated_at"],
-        version,
-    )

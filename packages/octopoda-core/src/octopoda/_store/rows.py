@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
-from .._errors import DamagedRow
+from .._errors import AuditChainBroken, DamagedRow, StorageError
 
 __all__ = [
     "AgentRow",
@@ -119,6 +120,67 @@ def stored_sha256(row: StoredRow) -> str | None:
     if row.encoding == "bytes":
         return hashlib.sha256(bytes(row.data)).hexdigest()
     return None
+
+
+def _damaged_head(agent: Any, why: str) -> AuditChainBroken:
+    return AuditChainBroken(
+        f"the stored head of agent {agent!r:.80} is damaged: {why}. The store was changed"
+        " outside Octopoda; restore it from a backup"
+    )
+
+
+def agent_row(r: Sequence[Any]) -> AgentRow:
+    """An agents row as an :class:`AgentRow`; :class:`AuditChainBroken` when its columns
+    are not of their types (the chain's head cannot be trusted)."""
+    row = AgentRow(*r)
+    if type(row.head_seq) is not int or not 0 <= row.head_seq <= _MAX_SEQ:
+        raise _damaged_head(row.id, f"its head_seq {row.head_seq!r:.40} is not a seq")
+    h = row.head_hash
+    if type(h) is not str or len(h) != 64 or not set(h) <= _HEX:
+        raise _damaged_head(row.id, "its head_hash is not 64 hex digits")
+    if type(row.id) is not str or type(row.status) is not str or not _number(row.created_at):
+        raise _damaged_head(row.id, "its id, status or created_at is not of its type")
+    if not (row.last_active is None or _number(row.last_active)):
+        raise _damaged_head(row.id, "its last_active is not a number")
+    if not (row.status_reason is None or type(row.status_reason) is str):
+        raise _damaged_head(row.id, "its status_reason is not text")
+    return row
+
+
+def snapshot_row(r: Sequence[Any]) -> SnapshotRow:
+    """A snapshots row; :class:`StorageError` naming it when its columns are not of their
+    types."""
+    row = SnapshotRow(*r)
+    if type(row.seq) is not int or not 0 <= row.seq <= _MAX_SEQ or not _number(row.created_at):
+        raise StorageError(
+            f"snapshot {row.name!r:.80} of agent {row.agent!r:.80} is damaged: its seq or"
+            " created_at is not of its type. The store was changed outside Octopoda; restore"
+            " it from a backup"
+        )
+    return row
+
+
+def members_of(value: Any, space: Any) -> tuple[str, ...] | None:
+    """A space's members (decoded from JSON text when ``value`` is text); StorageError
+    naming the space when they are not a list of agent ids."""
+    if value is None:
+        return None
+    members = value
+    if isinstance(value, (str, bytes)):
+        try:
+            members = json.loads(value)
+        except (ValueError, RecursionError):
+            members = None
+    if type(members) is not list or not all(type(m) is str for m in members):
+        raise StorageError(
+            f"space {space!r:.80} is damaged: its members are not a list of agent ids. The"
+            " store was changed outside Octopoda; restore it from a backup"
+        )
+    return tuple(members)
+
+
+_HEX: Final = frozenset("0123456789abcdef")
+_MAX_SEQ: Final = 2**53  # a seq an audit payload can hold exactly (canonical JSON)
 
 
 class AgentRow(NamedTuple):

@@ -26,10 +26,20 @@ def is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
-def storage_error(path: str, busy_timeout: float, exc: sqlite3.Error) -> StorageError:
+DRIVER_ERRORS: Final = (sqlite3.Error, UnicodeDecodeError)
+"""What a sqlite3 call raises when it fails: also UnicodeDecodeError, when SQLite's own
+message about a damaged file is not UTF-8."""
+
+
+def storage_error(path: str, busy_timeout: float, exc: Exception) -> StorageError:
     """What a failed sqlite3 call of the store at ``path`` means, and what to do."""
+    if isinstance(exc, UnicodeDecodeError):
+        return StorageError(
+            f"{path} is damaged: SQLite failed with a message that is not even text ({exc});"
+            " restore it from a backup, or move it aside and start a new store"
+        )
     text = str(exc)
-    if is_busy(exc):
+    if isinstance(exc, sqlite3.Error) and is_busy(exc):
         return StorageError(
             f"the store {path} stayed locked by another connection for more than"
             f" {busy_timeout:g}s ({text}); raise busy_timeout or find the process"
@@ -91,7 +101,7 @@ def connect(
                 modes.pop(0)  # a WAL file in a read-only directory: no -shm to open
                 continue
             raise storage_error(path, busy_timeout, exc) from None
-        except sqlite3.DatabaseError as exc:
+        except DRIVER_ERRORS as exc:
             if conn is not None:
                 conn.close()
             raise storage_error(path, busy_timeout, exc) from None

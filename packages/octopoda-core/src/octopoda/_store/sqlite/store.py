@@ -51,7 +51,7 @@ from ..reads import CHUNK, SqlReads, collect_preconditions, queue_preconditions
 from ..rows import StoredRow
 from ..run_reads import RunReads
 from . import schema as q
-from .connection import connect, storage_error
+from .connection import DRIVER_ERRORS, connect, storage_error
 
 __all__ = ["SqliteStore"]
 
@@ -143,7 +143,7 @@ class SqliteStore(SqlReads, RunReads):
             self._conn = self._open()
         return self._conn
 
-    def _storage_error(self, exc: sqlite3.Error) -> StorageError:
+    def _storage_error(self, exc: Exception) -> StorageError:
         return storage_error(self._path, self._busy_timeout, exc)
 
     def close(self) -> None:
@@ -378,14 +378,14 @@ class SqliteStore(SqlReads, RunReads):
         with self._lock:
             try:
                 return self._connection().execute(sql, params).fetchone()
-            except sqlite3.Error as exc:
+            except DRIVER_ERRORS as exc:
                 raise self._storage_error(exc) from None
 
     def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self._lock:
             try:
                 return self._connection().execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
+            except DRIVER_ERRORS as exc:
                 raise self._storage_error(exc) from None
 
     # -- maintenance ----------------------------------------------------------------------
