@@ -40,10 +40,13 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy", "--strict", f"{CORE}/src")
 
 
+CORE_TEST_DEPS = ("pytest", "pytest-socket", "hypothesis>=6.100")  # hypothesis: the fuzz suite
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest on every supported Python; extra args go to pytest (`nox -s tests -- -k x`)."""
-    session.install("-e", f"{CORE}[cli,sign,postgres]", "pytest", "pytest-socket")
+    session.install("-e", f"{CORE}[cli,sign,postgres]", *CORE_TEST_DEPS)
     # Explicit paths in the extra args replace the default test directories.
     args = session.posargs
     if not any((ROOT / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):
@@ -65,6 +68,7 @@ SQLITE_ONLY = [
     "test_forged_signature_row_is_detected",
     "test_rewritten_chain_below_a_signed_head_is_detected",
     "test_truncation_below_a_signed_head_is_detected",
+    "test_a_deep_value_stored_before_the_limit_never_raises_recursion_error",
 ]
 RUNTIME_SUITES = [
     f"{CORE}/tests/{name}.py"
@@ -79,6 +83,7 @@ RUNTIME_SUITES = [
         "test_collab",
         "test_signing",
         "test_runs",
+        "test_limits",
     )
 ]
 
@@ -87,7 +92,7 @@ RUNTIME_SUITES = [
 def tests_postgres(session: nox.Session) -> None:
     """The runtime test suites again, every store they open made a PostgreSQL schema
     (`--store-backend=postgresql`, see packages/octopoda-core/tests/conftest.py)."""
-    session.install("-e", f"{CORE}[cli,sign,postgres]", "pytest", "pytest-socket")
+    session.install("-e", f"{CORE}[cli,sign,postgres]", *CORE_TEST_DEPS)
     deselect = " and ".join(f"not {name}" for name in SQLITE_ONLY)
     session.run(
         "pytest", *RUNTIME_SUITES, "--store-backend=postgresql", "-k", deselect, *session.posargs

@@ -125,3 +125,34 @@ def test_adapters_import_only_public_octopoda_names(folder: Path) -> None:
                 if module.split(".")[0] == "octopoda" and module not in PUBLIC_MODULES:
                     private.append(f"{path.relative_to(ROOT)}: {module}")
     assert private == []
+
+
+def _defines_typed_records(tree: ast.Module) -> bool:
+    bases = {"NamedTuple", "TypedDict"}
+    return any(
+        isinstance(node, ast.ClassDef)
+        and any(isinstance(b, ast.Name) and b.id in bases for b in node.bases)
+        for node in tree.body
+    )
+
+
+def _postpones_annotations(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(alias.name == "annotations" for alias in node.names)
+        for node in tree.body
+    )
+
+
+def test_typed_records_evaluate_their_annotations() -> None:
+    """A NamedTuple or TypedDict in a module with ``from __future__ import annotations``
+    turns each field's annotation string into a ForwardRef, compiling it at import: about a
+    tenth of ``from octopoda import AgentRuntime``. Such modules evaluate their annotations
+    (quoting the few forward references) instead."""
+    postponed = []
+    for path in _sources(CORE):
+        tree = ast.parse(path.read_text("utf-8"))
+        if _defines_typed_records(tree) and _postpones_annotations(tree):
+            postponed.append(str(path.relative_to(CORE)))
+    assert postponed == []

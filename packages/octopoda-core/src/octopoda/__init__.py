@@ -15,6 +15,7 @@ from ._errors import (
     AgentPaused,
     AuditChainBroken,
     ConfigError,
+    DamagedRow,
     InvalidAgentId,
     InvalidBundle,
     InvalidInput,
@@ -26,6 +27,7 @@ from ._errors import (
     SchemaTooNew,
     SnapshotNotFound,
     StorageError,
+    UndecodableText,
     VersionConflict,
 )
 from ._version import __version__
@@ -180,6 +182,7 @@ __all__ = [
     "ChainHead",
     "ConfigError",
     "Conflict",
+    "DamagedRow",
     "Decision",
     "EraseResult",
     "Event",
@@ -221,6 +224,7 @@ __all__ = [
     "Stats",
     "StorageError",
     "Store",
+    "UndecodableText",
     "VerifyReport",
     "VersionConflict",
     "VersionRecord",

@@ -25,14 +25,18 @@ def canonical_json(obj: Any) -> bytes:
 
 
 def canonical_text(obj: Any) -> str:
-    """Return the RFC 8785 canonical form of ``obj`` as text."""
-    if _c_sorted is not None and _plain(obj):
-        # Only str, bool, None, safe ints and ASCII object keys: the C encoder with sorted
-        # keys produces exactly the canonical form.
-        return "".join(_c_sorted(obj, 0))
-    parts: list[str] = []
-    _write(obj, parts.append)
-    return "".join(parts)
+    """Return the RFC 8785 canonical form of ``obj`` as text (ValueError for what has none,
+    a value nested too deeply to encode included)."""
+    try:
+        if _c_sorted is not None and _plain(obj):
+            # Only str, bool, None, safe ints and ASCII object keys: the C encoder with
+            # sorted keys produces exactly the canonical form.
+            return "".join(_c_sorted(obj, 0))
+        parts: list[str] = []
+        _write(obj, parts.append)
+        return "".join(parts)
+    except RecursionError:
+        raise ValueError("the value is nested too deeply (or contains itself) to encode") from None
 
 
 def c_encoder(*, sort_keys: bool) -> Callable[[Any, int], Iterator[str]] | None:
@@ -51,9 +55,14 @@ _c_sorted = c_encoder(sort_keys=True)
 
 
 def _plain(obj: Any) -> bool:
-    """True when ``obj`` holds no float, no large int and no non-ASCII object key."""
+    """True when ``obj`` holds no float, no large int and no non-ASCII object key. False
+    after a million containers too (a circular value never ends): ``_write`` then decides."""
     stack = [obj]
+    budget = 1_000_000
     while stack:
+        budget -= 1
+        if not budget:
+            return False
         o = stack.pop()
         t = type(o)
         if t is dict:

@@ -13,7 +13,9 @@ store boundary and never reach the caller raw::
     ├── NotFound               something named does not exist
     │   └── SnapshotNotFound
     ├── StorageError           the database failed (busy past the timeout, corrupt, read-only, ...)
-    │   └── SchemaTooNew       the file was written by a newer Octopoda
+    │   ├── SchemaTooNew       the file was written by a newer Octopoda
+    │   ├── DamagedRow         a memory version that cannot be read back (changed by hand)
+    │   └── UndecodableText    SQLite text that is not valid UTF-8 (changed by hand)
     ├── VersionConflict        a compare-and-set write found another version at the head
     ├── AccessDenied           an agent is not a member of a shared space
     ├── AuditChainBroken       the audit chain of an agent does not verify
@@ -32,6 +34,7 @@ __all__ = [
     "AgentPaused",
     "AuditChainBroken",
     "ConfigError",
+    "DamagedRow",
     "InvalidAgentId",
     "InvalidBundle",
     "InvalidInput",
@@ -43,6 +46,7 @@ __all__ = [
     "SchemaTooNew",
     "SnapshotNotFound",
     "StorageError",
+    "UndecodableText",
     "VersionConflict",
 ]
 
@@ -89,6 +93,23 @@ class StorageError(OctopodaError):
 
 class SchemaTooNew(StorageError):
     """The store was written by a newer Octopoda than this one."""
+
+
+class DamagedRow(StorageError):
+    """A stored memory version that cannot be read back (changed outside Octopoda).
+    ``key``, ``version`` and ``seq`` name it (as stored: perhaps not of their types)."""
+
+    def __init__(self, key: Any, version: Any, seq: Any, why: str) -> None:
+        super().__init__(
+            f"memory {key!r} v{version} (seq {seq}) is damaged: {why}. The store was changed"
+            " outside Octopoda; `agent.audit.verify()` (or `octopoda audit verify`) reports"
+            " it; restore the store from a backup"
+        )
+        self.key, self.version, self.seq, self.why = key, version, seq, why
+
+
+class UndecodableText(StorageError):
+    """The store holds text that is not valid UTF-8 (SQLite; the driver cannot return it)."""
 
 
 class AuditChainBroken(OctopodaError):

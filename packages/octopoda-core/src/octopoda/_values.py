@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Callable, Iterable
 from json import encoder as _json_encoder
 from json.encoder import encode_basestring
@@ -23,19 +22,23 @@ from ._errors import InvalidAgentId, InvalidInput, InvalidKey, InvalidValue
 
 __all__ = [
     "MAX_AGENT_ID_LENGTH",
+    "MAX_DEPTH",
     "MAX_KEY_LENGTH",
     "MAX_REASON_LENGTH",
     "MAX_VALUE_BYTES",
     "EncodedValue",
+    "check_depth",
     "decode_value",
     "encode_value",
     "validate_agent_id",
+    "validate_int",
     "validate_key",
     "validate_limit",
     "validate_prefix",
     "validate_reason",
     "validate_seconds",
     "validate_tags",
+    "validate_time",
 ]
 
 MAX_KEY_LENGTH: Final = 1024
@@ -44,6 +47,15 @@ MAX_VALUE_BYTES: Final = 16 * 1024 * 1024
 MAX_TAGS: Final = 64
 MAX_TAG_LENGTH: Final = 256
 MAX_REASON_LENGTH: Final = 4096
+MAX_INT: Final = 2**63 - 1
+"""The largest seq, version, id, limit or offset (the stores' 64-bit integers)."""
+MAX_SECONDS: Final = 1e12
+"""The longest duration (and the latest Unix time) a ttl, an age or a time filter may give:
+about 31,700 years."""
+MAX_DEPTH: Final = 128
+"""The deepest nesting of lists and dicts a value (or a decision's context, an imported or
+audited bundle's entry) may have: every read of it stays far from Python's recursion limit,
+however deep the caller's own stack is."""
 
 _py_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -107,20 +119,57 @@ def validate_limit(limit: object, what: str = "limit") -> int | None:
     """A limit (or offset): an int >= 0, or None for no limit."""
     if limit is None:
         return None
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise InvalidInput(f"{what} must be a non-negative int or None, not {limit!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_INT:
+        raise InvalidInput(f"{what} must be None or an int from 0 to 2**63 - 1, not {limit!r:.60}")
     return limit
 
 
+def validate_int(value: object, what: str, minimum: int = 0) -> int:
+    """A seq, version or id: an int from ``minimum`` to 2**63 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_INT:
+        raise InvalidInput(f"{what} must be an int from {minimum} to 2**63 - 1, not {value!r:.60}")
+    return value
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a float when it is a finite number no larger than MAX_SECONDS."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not -MAX_SECONDS <= value <= MAX_SECONDS:  # (inf, nan and huge ints fail here)
+        return None
+    return float(value)
+
+
 def validate_seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
-    """A finite number of seconds (a timedelta is accepted), positive unless allowed 0."""
+    """A finite number of seconds (a timedelta is accepted), positive unless allowed 0,
+    at most :data:`MAX_SECONDS`."""
     if not isinstance(value, (int, float)) and hasattr(value, "total_seconds"):
         value = value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInput(f"{what} must be a number of seconds, not {value!r}")
-    if value < 0 or (value == 0 and not allow_zero):
+    seconds = _number(value)
+    if seconds is None:
+        raise InvalidInput(
+            f"{what} must be a number of seconds (or a timedelta) up to {MAX_SECONDS:.0e},"
+            f" not {value!r:.60}"
+        )
+    if seconds < 0 or (seconds == 0 and not allow_zero):
         raise InvalidInput(f"{what} must be positive, not {value!r}")
-    return float(value)
+    return seconds
+
+
+def validate_time(value: object, what: str) -> float | None:
+    """A point in time for a filter: None, Unix seconds, or a timezone-aware datetime."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) and hasattr(value, "timestamp"):
+        if getattr(value, "tzinfo", None) is None:
+            raise InvalidInput(f"{what} is a naive datetime; give it a timezone (or Unix seconds)")
+        value = value.timestamp()
+    seconds = _number(value)
+    if seconds is None:
+        raise InvalidInput(
+            f"{what} must be None, Unix seconds (a finite number) or a datetime, not {value!r:.60}"
+        )
+    return seconds
 
 
 def validate_reason(reason: object) -> str | None:
@@ -145,11 +194,12 @@ def validate_prefix(prefix: object) -> str:
     return prefix
 
 
-def validate_key(key: object) -> str:
-    """Return ``key`` if it is a usable memory key, else raise :class:`InvalidKey`."""
+def validate_key(key: object, what: str = "key") -> str:
+    """Return ``key`` if it is a usable memory key (or snapshot or space name: ``what``),
+    else raise :class:`InvalidKey`."""
     if type(key) is not str:
-        raise InvalidKey(f"a key must be a str, not {type(key).__name__}; convert it with str()")
-    _check_text(key, "key", MAX_KEY_LENGTH, InvalidKey)
+        raise InvalidKey(f"a {what} must be a str, not {type(key).__name__}; convert it with str()")
+    _check_text(key, what, MAX_KEY_LENGTH, InvalidKey)
     return key
 
 
@@ -158,6 +208,8 @@ def validate_agent_id(agent_id: object) -> str:
     if not isinstance(agent_id, str):
         raise InvalidAgentId(f"an agent id must be a str, not {type(agent_id).__name__}")
     _check_text(agent_id, "agent id", MAX_AGENT_ID_LENGTH, InvalidAgentId)
+    if agent_id.isspace():
+        raise InvalidAgentId(f"agent id {agent_id!r} is only whitespace; name the agent")
     return agent_id
 
 
@@ -167,6 +219,8 @@ def validate_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
         return ()
     if isinstance(tags, str):
         raise InvalidInput(f"tags must be a list of strings, not one string; use [{tags!r}]")
+    if isinstance(tags, (bytes, dict)) or not isinstance(tags, Iterable):
+        raise InvalidInput(f"tags must be a list of strings or None, not {tags!r:.60}")
     out: list[str] = []
     for tag in tags:
         if not isinstance(tag, str) or not tag:
@@ -177,6 +231,34 @@ def validate_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
     if len(out) > MAX_TAGS:
         raise InvalidInput(f"{len(out)} tags given; the limit is {MAX_TAGS}")
     return tuple(out)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists/dicts in ``value`` nest more than ``limit`` levels (no recursion)."""
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth = pop()
+        if depth > limit:
+            return True
+        for x in v.values() if isinstance(v, dict) else v:
+            if isinstance(x, (dict, list, tuple)):
+                push((x, depth + 1))
+    return False
+
+
+def check_depth(value: Any, text: str, what: str, limit: int = MAX_DEPTH) -> None:
+    """Raise :class:`InvalidValue` when ``value`` (whose JSON is ``text``) nests lists and
+    dicts more than ``limit`` levels deep. Cheap: fewer brackets than the limit in the text
+    cannot nest deeper, so only texts with more are walked."""
+    if text.count("[") + text.count("{") <= limit:
+        return
+    if isinstance(value, (dict, list, tuple)) and _deeper_than(value, limit):
+        raise InvalidValue(
+            f"{what} is nested too deeply: its depth passes the limit of {limit} levels of"
+            " lists and dicts inside each other; flatten it, or store the deep part as a"
+            " JSON string"
+        )
 
 
 def _check_json(value: Any, path: str, active: set[int] | None = None) -> None:
@@ -250,13 +332,15 @@ def encode_value(value: Any) -> EncodedValue:
                 text = _dumps(value)  # (str subclasses as keys: fine)
         except RecursionError:
             raise InvalidValue(
-                "value is nested too deeply to store: its depth passes Python's recursion"
-                f" limit ({sys.getrecursionlimit()}); flatten it"
+                f"value is nested too deeply: its depth passes the limit of {MAX_DEPTH}"
+                " levels of lists and dicts inside each other; flatten it, or store the deep"
+                " part as a JSON string"
             ) from None
         except InvalidValue:
             raise
         except (TypeError, ValueError) as exc:
             raise InvalidValue(f"value cannot be stored as JSON: {exc}") from None
+        check_depth(value, text, "value")
         if not text.isascii():
             try:
                 raw = text.encode("utf-8")

@@ -22,14 +22,16 @@ Each event's hash is recomputed from ``canonical_json(payload)``.
 
 import hashlib
 import json
+import math
 import time as _time
 from collections.abc import Callable, Iterable, Iterator
 from json.encoder import encode_basestring
 from typing import Any, Final, NamedTuple
 
 from .._canonical import canonical_text, format_number
-from .._errors import AuditChainBroken, InvalidBundle, InvalidInput
+from .._errors import AuditChainBroken, DamagedRow, InvalidBundle, InvalidInput
 from .._store import Store, StoredRow, agent_namespace, stored_sha256
+from .._values import MAX_DEPTH, check_depth
 from .._version import __version__
 from .chain import GENESIS_HASH, chain_hasher
 from .signing import SignedHead, public_key_hex, sign, signature_valid
@@ -74,6 +76,16 @@ class VerifyReport(NamedTuple):
         return {**self._asdict(), "head": self.head._asdict()}
 
 
+_WRONG_TYPES: Final = "the event's columns are not of their types (changed by hand)"
+
+
+def _well_typed(time: Any, kind: Any, payload_text: Any) -> bool:
+    """Whether an event's columns have the types the chain format hashes."""
+    if isinstance(time, bool) or not isinstance(time, (int, float)) or not math.isfinite(time):
+        return False
+    return type(kind) is str and type(payload_text) is str
+
+
 class _Walk:
     """Walks chain links in order and remembers the first failure.
 
@@ -92,10 +104,14 @@ class _Walk:
         self._hash = chain_hasher(agent)
 
     def step(self, seq: int, time: float, kind: str, payload_text: str, prev: str, h: str) -> bool:
+        if type(seq) is not int:
+            return self.fail(self.seq + 1, f"the event after seq {self.seq} has no integer seq")
         if seq != self.seq + 1:
             if seq <= self.seq:
                 return self.fail(seq, f"event seq {seq} is out of order after seq {self.seq}")
             return self.fail(self.seq + 1, f"event seq {self.seq + 1} is missing (next is {seq})")
+        if not _well_typed(time, kind, payload_text):
+            return self.fail(seq, _WRONG_TYPES)
         if prev != self.prev:
             return self.fail(seq, "prev_hash does not match the previous event's hash")
         if self._hash(kind, payload_text, prev, seq, time) != h:
@@ -108,12 +124,23 @@ class _Walk:
     def walk_rows(
         self,
         rows: Iterable[tuple[Any, ...]],
-        collect: Callable[[int, float, str], None] | None = None,
+        collect: Callable[[int, float, str], bool] | None = None,
     ) -> None:
         """``step`` over raw chain rows ``(seq, time, kind, payload_text, prev, hash)``
         in one tight loop (verifying 100,000s of events is mostly this loop): a row that does
         not link cleanly goes through ``step``, which records why. ``collect(seq, time,
-        payload_text)`` sees every verified row."""
+        payload_text)`` sees every verified row; it returns False (having recorded why) to
+        stop at a row it cannot read."""
+        try:
+            self._walk_rows(rows, collect)
+        except (TypeError, ValueError, OverflowError):  # a column of another type
+            self.fail(self.seq + 1, _WRONG_TYPES)
+
+    def _walk_rows(
+        self,
+        rows: Iterable[tuple[Any, ...]],
+        collect: Callable[[int, float, str], bool] | None,
+    ) -> None:
         sha256 = hashlib.sha256
         agent_json = encode_basestring(self.agent)
         kinds: dict[str, str] = {}
@@ -139,8 +166,8 @@ class _Walk:
                     break
                 if wanted and seq in wanted:
                     seen[seq] = h
-                if collect is not None:
-                    collect(seq, time, text)
+                if collect is not None and not collect(seq, time, text):
+                    return  # (collect recorded why)
                 prev, prev_bytes, expect = h, digest, seq + 1
             else:
                 return
@@ -211,21 +238,33 @@ def _checkpoints(
     return points, None
 
 
-_scan = json.JSONDecoder().raw_decode
+_loads = json.loads
 
 
-def _writes(payload_text: str) -> list[dict[str, Any]]:
-    if '"writes"' not in payload_text:
-        return []
-    writes = _scan(payload_text)[0].get("writes")
-    return writes if isinstance(writes, list) else []
+def _note_writes(
+    payload: dict[str, Any],
+    seq: int,
+    time: float,
+    recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]],
+    elsewhere: list[tuple[int, float, dict[str, Any]]],
+) -> None:
+    """Record an event's ``writes`` entries: in the agent's memory by (key, version), the
+    rest (shared spaces, its goal) in order."""
+    writes = payload.get("writes", ())
+    if not isinstance(writes, (list, tuple)):
+        raise TypeError("writes is not a list")
+    for entry in writes:
+        if type(entry) is not dict:
+            raise TypeError("a writes entry is not an object")
+        if "namespace" not in entry:
+            recorded[(entry["key"], entry["version"])] = (seq, time, entry)
+        else:
+            elsewhere.append((seq, time, entry))
 
 
-def _note_erasures(payload_text: str, seq: int, erasures: dict[tuple[str, int], int]) -> None:
+def _note_erasures(payload: dict[str, Any], seq: int, erasures: dict[tuple[str, int], int]) -> None:
     """Record the versions an event's ``erased`` entries list: ``(key, version) -> seq``."""
-    if '"erased"' not in payload_text:
-        return
-    entries = _scan(payload_text)[0].get("erased")
+    entries = payload.get("erased")
     for entry in entries if isinstance(entries, list) else ():
         versions = entry.get("versions") if isinstance(entry, dict) else None
         for version in versions if isinstance(versions, list) else ():
@@ -268,25 +307,44 @@ class AuditTrail:
         elsewhere: list[tuple[int, float, dict[str, Any]]] = []
         erasures: dict[tuple[str, int], int] = {}
 
-        def collect(seq: int, time: float, payload_text: str) -> None:
-            for entry in _writes(payload_text):
-                if "namespace" not in entry:
-                    recorded[(entry["key"], entry["version"])] = (seq, time, entry)
-                else:
-                    elsewhere.append((seq, time, entry))
-            _note_erasures(payload_text, seq, erasures)
+        def collect(seq: int, time: float, payload_text: str) -> bool:
+            try:
+                payload = _loads(payload_text)
+                if type(payload) is not dict:
+                    return walk.fail(seq, "the event's payload is not a JSON object")
+                _note_writes(payload, seq, time, recorded, elsewhere)
+                _note_erasures(payload, seq, erasures)
+            except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
+                return walk.fail(seq, "the event's payload is not a valid Octopoda payload")
+            return True
 
         walk.walk_rows(self._store.chain_rows(self._agent), collect if check_memories else None)
-        head = self.head()
-        if self._store.agent(self._agent) is None and walk.seq > 0:
-            walk.fail(1, "the agent's stored head is missing although it has events")
+        head = self._stored_head(walk)
         walk.finish(head)
         checked_rows = 0
-        if check_memories and walk.bad is None:
-            checked_rows = self._check_memories(walk, recorded, erasures)
-        if check_memories and walk.bad is None:
-            checked_rows += self._check_elsewhere(walk, elsewhere)
-        return walk.report(head, checked_rows)
+        try:
+            if check_memories and walk.bad is None:
+                checked_rows = self._check_memories(walk, recorded, erasures)
+            if check_memories and walk.bad is None:
+                checked_rows += self._check_elsewhere(walk, elsewhere)
+        except DamagedRow as exc:  # a row whose columns cannot be read back
+            reason = f"memory {exc.key!r} v{exc.version} differs from its audited write: {exc.why}"
+            walk.fail(exc.seq if type(exc.seq) is int else 0, reason)
+        return walk.report(head or ChainHead(walk.seq, walk.prev), checked_rows)
+
+    def _stored_head(self, walk: _Walk) -> ChainHead | None:
+        """The stored head, for ``walk.finish``; a missing or damaged one fails the walk
+        (None: nothing to compare with)."""
+        try:
+            row = self._store.agent(self._agent)
+        except AuditChainBroken as exc:  # the agents row is damaged
+            walk.fail(walk.seq + 1, str(exc).partition(". ")[0])
+            return None
+        if row is None:
+            if walk.seq > 0:
+                walk.fail(1, "the agent's stored head is missing although it has events")
+            return ChainHead(0, GENESIS_HASH)
+        return ChainHead(row.head_seq, row.head_hash)
 
     def _check_elsewhere(self, walk: _Walk, writes: list[tuple[int, float, dict[str, Any]]]) -> int:
         """This agent's writes outside its own memory (shared spaces, its goal): each row
@@ -415,13 +473,32 @@ def _row_problem(
     return None
 
 
+_HEAD_FORMS: Final = (
+    "a ChainHead (from audit.head()), a (seq, hash) pair or {'seq': ..., 'hash': ...}"
+    " with seq an int >= 0 and hash 64 hex digits"
+)
+
+
 def _as_head(value: ChainHead | tuple[int, str] | dict[str, Any] | None) -> ChainHead | None:
-    if value is None or isinstance(value, ChainHead):
-        return value
-    if isinstance(value, dict):
-        return ChainHead(int(value["seq"]), str(value["hash"]))
-    seq, h = value
-    return ChainHead(int(seq), str(h))
+    """A head as ``verify(expected_head=)`` and bundles give it, else :class:`InvalidInput`."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and set(value) >= {"seq", "hash"}:
+        seq, h = value["seq"], value["hash"]
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        seq, h = value
+    else:
+        raise InvalidInput(f"expected_head must be {_HEAD_FORMS}, not {value!r:.80}")
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq < 2**63:
+        raise InvalidInput(f"expected_head's seq must be an int >= 0, not {seq!r:.40}")
+    if isinstance(h, str):
+        h = h.lower()
+    if not isinstance(h, str) or len(h) != 64 or not set(h) <= _HEX:
+        raise InvalidInput(f"expected_head's hash must be 64 hex digits, not {h!r:.80}")
+    return ChainHead(seq, h)
+
+
+_HEX: Final = frozenset("0123456789abcdef")
 
 
 def _bundle_events(bundle: dict[str, Any]) -> Iterator[tuple[int, float, str, str, str, str]]:
@@ -435,14 +512,9 @@ def _bundle_events(bundle: dict[str, Any]) -> Iterator[tuple[int, float, str, st
                 raise TypeError(f"seq {seq!r} is not an integer")
             if isinstance(time, bool) or not isinstance(time, (int, float)):
                 raise TypeError(f"time {time!r} is not a number")
-            yield (
-                seq,
-                time,
-                str(e["kind"]),
-                canonical_text(e["payload"]),
-                str(e["prev_hash"]),
-                str(e["hash"]),
-            )
+            payload_text = canonical_text(e["payload"])
+            check_depth(e["payload"], payload_text, "its payload", MAX_DEPTH + 4)
+            yield (seq, time, str(e["kind"]), payload_text, str(e["prev_hash"]), str(e["hash"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidBundle(f"events[{i}] is malformed: {exc!r}") from None
 
@@ -457,7 +529,7 @@ def verify_audit_bundle(
     if isinstance(bundle, (str, bytes)):
         try:
             bundle = json.loads(bundle)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidBundle(f"the audit bundle is not valid JSON: {exc}") from None
     if not isinstance(bundle, dict) or bundle.get("format") != AUDIT_FORMAT:
         raise InvalidBundle("not an Octopoda audit bundle; pass what `audit.export()` returned")

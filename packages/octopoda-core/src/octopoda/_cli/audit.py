@@ -29,7 +29,7 @@ def _parse_head(text: str | None) -> ChainHead | None:
     if text is None:
         return None
     seq, _, digest = text.partition(":")
-    if not seq.isdigit() or len(digest) != 64:
+    if not (seq.isascii() and seq.isdigit()) or len(digest) != 64:
         raise click.BadParameter("write the head as SEQ:HASH (64 hex characters)")
     return ChainHead(int(seq), digest)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import sys
 import time
@@ -11,7 +12,7 @@ from typing import Any, Literal, cast
 
 import click
 
-from .._errors import InvalidBundle, NotFound
+from .._errors import InvalidBundle, InvalidValue, NotFound
 from .._runtime.runtime import AgentRuntime
 from .._values import validate_reason
 from .options import CliState, agent_option, json_option, pass_state, store_option
@@ -20,21 +21,51 @@ from .output import count, iso_time, preview, record, table, text_cell, to_json,
 __all__ = ["export_command", "import_command", "memory", "parse_value"]
 
 
+class _NotJsonNumber(Exception):
+    """A number JSON has no form for (NaN, Infinity, 1e999) in a value's text."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _NotJsonNumber(name)
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NotJsonNumber(text)
+    return number
 
 
 def parse_value(text: str, *, raw: bool = False) -> Any:
     """``text`` parsed as JSON when it is valid JSON, else ``text`` itself.
 
-    ``NaN`` and ``Infinity`` (which Python's JSON reader accepts) stay strings.
+    JSON text holding ``NaN``, ``Infinity`` or a number too large for a float (which
+    Python's JSON reader would accept) is refused with :class:`InvalidValue` (``--raw``
+    stores it as a string); ``NaN`` or ``Infinity`` alone is the word, a string.
     """
-    if raw:
+    if raw or text.strip() in ("NaN", "Infinity", "-Infinity"):  # a word, not a number
         return text
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+    except _NotJsonNumber as exc:
+        raise InvalidValue(
+            f"VALUE holds the number {exc}, which JSON has no form for; write it as a"
+            " string ('\"NaN\"') or pass --raw to store the whole text as a string"
+        ) from None
     except (ValueError, RecursionError):
         return text
+
+
+def read_value_argument(value: str) -> str:
+    """VALUE as given, or the whole of stdin for ``-`` (so large values need no argv)."""
+    if value != "-":
+        return value
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidValue("stdin is not UTF-8 text; store bytes through the Python API") from None
 
 
 def _absence(runtime: AgentRuntime, key: str, version: int | None = None) -> str:
@@ -94,10 +125,12 @@ def put(
     """Store VALUE as the next version of KEY and print that version.
 
     VALUE is parsed as JSON when it is valid JSON ('42', '{"a": 1}', '"quoted"'), else
-    stored as a plain string; --raw always stores the string.
+    stored as a plain string; --raw always stores the string. VALUE '-' reads it from
+    stdin (for large values; a literal '-' is '"-"').
     """
+    parsed = parse_value(read_value_argument(value), raw=raw)
     runtime = state.runtime(agent, create=True)
-    written = runtime.remember(key, parse_value(value, raw=raw), tags=tags, ttl=ttl)
+    written = runtime.remember(key, parsed, tags=tags, ttl=ttl)
     if as_json:
         click.echo(to_json(record(written, agent=agent)))
     else:

@@ -18,6 +18,7 @@ on stderr and exits 1, so commands just let them propagate.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,15 +54,49 @@ STORE_HELP: Final = (
 )
 
 
+class JsonError(click.ClickException):
+    """An error of a command run with ``--json``: ``{"error": {"type", "message"}}`` on
+    stderr (one line), with the usual exit code (1; 2 for a usage error:
+    :class:`JsonUsageError`)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    def show(self, file: Any = None) -> None:
+        text = json.dumps({"error": {"type": self.kind, "message": self.message}})
+        if file is None:
+            click.echo(text, err=True)
+        else:
+            click.echo(text, file=file)
+
+
+class JsonUsageError(JsonError):
+    exit_code = 2
+
+
 class OctopodaGroup(click.Group):
     """The root group: an :class:`~octopoda.OctopodaError` from any command becomes
-    ``Error: <message>`` on stderr and exit code 1, never a traceback."""
+    ``Error: <message>`` on stderr and exit code 1, never a traceback; with ``--json``
+    anywhere on the command line, every error is JSON on stderr (:class:`JsonError`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["octopoda.json"] = "--json" in args
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        as_json = ctx.meta.get("octopoda.json", False)
         try:
             return super().invoke(ctx)
         except OctopodaError as exc:
+            if as_json:
+                raise JsonError(type(exc).__name__, str(exc)) from None
             raise click.ClickException(str(exc)) from None
+        except click.ClickException as exc:
+            if not as_json or isinstance(exc, JsonError):
+                raise
+            error = JsonUsageError if exc.exit_code == 2 else JsonError
+            raise error(type(exc).__name__, exc.format_message()) from None
 
 
 def describe_source(source: str) -> str:

@@ -177,7 +177,7 @@ def agents(state: CliState, as_json: bool) -> None:
         click.echo(to_json([record(row) for row in rows]))
         return
     if not rows:
-        click.echo(f"no agents in {store.path}")
+        click.echo(f"no agents in {getattr(store, 'path', store.url)}")
         return
     lines = [
         [

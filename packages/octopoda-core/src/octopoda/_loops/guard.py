@@ -8,12 +8,13 @@ The pipeline processor (``processors()``) routes each event by its ``payload["ru
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter, deque
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
-from .._errors import AgentPaused, InvalidInput, LoopDetected
+from .._errors import AgentPaused, AuditChainBroken, InvalidInput, LoopDetected, UndecodableText
 from .._records import Event
 from .monitor import Detector, LoopMonitor
 from .oscillation import OscillationDetector
@@ -77,6 +78,8 @@ class LoopGuard:
         self.paused_here = False
         self.paused_after = 0  # the agent's pause: the seq of the action that tripped it
         self.pause_reason: str | None = None
+        self.damaged: AuditChainBroken | None = None
+        """Why this agent's events cannot be read back (set at start): writes refuse."""
         self._warm_up(now)
 
     def _detectors(self, monitor: LoopMonitor, run_id: str | None) -> list[Detector]:
@@ -101,7 +104,19 @@ class LoopGuard:
 
     def _warm_up(self, now: float) -> None:
         """Replay recent history (detection only: nothing is recorded or announced), and
-        count the spend already reported within the policy's window."""
+        count the spend already reported within the policy's window. An event that cannot
+        be read back (changed outside Octopoda) stops the replay and is kept as
+        ``damaged``: the runtime opens, and refuses to write."""
+        try:
+            self._replay(now)
+        except AuditChainBroken as exc:
+            self.damaged = exc
+        except UndecodableText as exc:
+            self.damaged = AuditChainBroken(
+                f"the events of agent {self.agent!r} cannot be read back: {exc}"
+            )
+
+    def _replay(self, now: float) -> None:
         row = self.store.agent(self.agent)
         if row is None:
             return
@@ -118,8 +133,8 @@ class LoopGuard:
             for event in self.store.events(
                 self.agent, since=since, kinds=("tool_call", "llm_call")
             ):
-                cost = float(event.payload.get("cost_usd", 0.0))
-                if cost:
+                cost = event.payload.get("cost_usd", 0.0)
+                if type(cost) in (int, float) and math.isfinite(cost) and cost:
                     self.spend.append((event.time, cost))
 
     def _replay_pause(self, event: Event) -> None:

@@ -37,7 +37,10 @@ def _digest_text(value: Any) -> tuple[str, str]:
         try:
             text = canonical_text(value)
         except (TypeError, ValueError):  # its repr, without the object's memory address
-            text = _ADDRESS.sub("", repr(value))
+            try:
+                text = _ADDRESS.sub("", repr(value))
+            except RecursionError:
+                text = f"<a {type(value).__name__} nested too deeply to show>"
         raw = text.encode("utf-8", "surrogatepass")
     return hashlib.sha256(raw).hexdigest(), text
 

@@ -11,13 +11,12 @@ each a subclass of this base; ``AgentRuntime`` (``runtime.py``) puts them togeth
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._audit.trail import AuditTrail
-from .._errors import InvalidInput, StorageError, VersionConflict
+from .._errors import AuditChainBroken, InvalidInput, StorageError, VersionConflict
 from .._loops import LoopGuard, LoopPolicy, LoopSignal, describe, describe_outage
 from .._loops.guard import Tripped
 from .._loops.runs import RunState
@@ -36,6 +35,7 @@ from .._store.config import open_store
 from .._values import (
     validate_agent_id,
     validate_limit,
+    validate_seconds,
 )
 from .pipeline import Pipeline, Processor
 from .views import RecentDecisions
@@ -71,15 +71,8 @@ REPEAT_WINDOW_EVENTS = 200
 
 
 def optional_seconds(value: float | timedelta | None, what: str) -> float | None:
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) and hasattr(value, "total_seconds"):
-        value = value.total_seconds()  # a timedelta (datetime is not imported for this)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInput(f"{what} must be a number of seconds or a timedelta, not {value!r}")
-    if value <= 0:
-        raise InvalidInput(f"{what} must be positive, got {value!r}")
-    return float(value)
+    """A positive number of seconds (or a timedelta) up to ``MAX_SECONDS``, or None."""
+    return None if value is None else validate_seconds(value, what)
 
 
 def required_seconds(value: float | timedelta, what: str) -> float:
@@ -190,6 +183,8 @@ class RuntimeBase:
         ops: Sequence[Op] = (),
         expected_seq: int | None = None,
     ) -> tuple[Event, list[int]]:
+        if self._guard.damaged is not None:
+            raise AuditChainBroken(str(self._guard.damaged))
         event = Event(self._agent_id, kind, payload, self._now() if now is None else now)
         event.writes = writes  # (for the detectors: what bookkeeping looks like)
         stored, versions = self._store.commit(

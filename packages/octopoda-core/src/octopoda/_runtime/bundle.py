@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from .._errors import InvalidBundle, OctopodaError
 from .._store import MemoryWrite, StoredRow
+from .._store.rows import decode_stored
 from .._values import encode_value, validate_key, validate_tags
 
 __all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "build_bundle", "read_bundle"]
@@ -46,7 +47,7 @@ def _export_version(row: StoredRow) -> dict[str, Any]:
         item["encoding"] = "erased"
     elif row.encoding == "json":
         item["encoding"] = "json"
-        item["value"] = json.loads(row.data)
+        item["value"] = decode_stored(row)
     elif row.encoding == "bytes":
         item["encoding"] = "bytes"
         import base64  # (only for bytes values: not at import)
@@ -137,7 +138,7 @@ def read_bundle(
     if isinstance(bundle, (str, bytes)):
         try:
             bundle = json.loads(bundle)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidBundle(f"the bundle is not valid JSON: {exc}") from None
     if not isinstance(bundle, dict):
         raise InvalidBundle(

@@ -11,7 +11,7 @@ resolution, message and goal update is an event on the acting agent's chain.
 
 import json
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from .._errors import AccessDenied, InvalidInput, InvalidValue, NotFound
 from .._loops.gists import content_gist
@@ -21,17 +21,16 @@ from .._store import (
     CreateSpace,
     MarkRead,
     MemoryWrite,
-    MessageRow,
     ResolveConflict,
     SendMessage,
-    StoredRow,
     space_namespace,
     stored_sha256,
 )
+from .._store.rows import decode_stored
 from .._values import (
-    decode_value,
     encode_value,
     validate_agent_id,
+    validate_int,
     validate_key,
     validate_limit,
     validate_prefix,
@@ -40,6 +39,17 @@ from .._values import (
 )
 from .actions import digest_preview
 from .base import RuntimeBase, checked_run_id
+from .collab_records import (
+    Conflict,
+    Goal,
+    Message,
+    SharedValue,
+    SharedVersion,
+    conflict_id_of,
+    goal_of,
+    message_of,
+    value_of,
+)
 
 __all__ = [
     "CollabMixin",
@@ -54,107 +64,6 @@ __all__ = [
 _KEEP_WORDS = ("mine", "theirs")
 
 
-class SharedVersion(NamedTuple):
-    """What a shared write created. ``conflict_id`` is set when it was a stale write."""
-
-    key: str
-    space: str
-    version: int
-    author: str
-    created_at: float
-    seq: int
-    conflict_id: int | None = None
-
-
-class SharedValue(NamedTuple):
-    """A shared key's current value (``value`` is the value itself) and who wrote it."""
-
-    key: str
-    space: str
-    found: bool
-    value: Any = None
-    version: int | None = None
-    author: str | None = None
-    created_at: float | None = None
-    tags: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return self.found
-
-
-class Conflict(NamedTuple):
-    """A stale shared write: ``mine`` is the write that did not see ``theirs`` (the head it
-    replaced). Both stay in history; ``resolve_conflict`` decides which is current."""
-
-    id: int
-    space: str
-    key: str
-    mine_version: int
-    mine_author: str
-    mine_value: Any
-    theirs_version: int
-    theirs_author: str | None
-    theirs_value: Any
-    seen_version: int | None
-    created_at: float
-    status: str
-    resolution: str | None
-    resolved_by: str | None
-    resolved_at: float | None
-
-
-class Message(NamedTuple):
-    """A direct message (``recipient``) or a broadcast (``space``); ``run_id``: the run
-    of the sender it was sent in."""
-
-    id: int
-    sender: str
-    recipient: str | None
-    space: str | None
-    message_type: str
-    body: Any
-    created_at: float
-    read_at: float | None
-    run_id: str | None = None
-
-    @property
-    def read(self) -> bool:
-        return self.read_at is not None
-
-
-class Goal(NamedTuple):
-    """An agent's goal, its milestones and progress (0..1). Each update is a new version."""
-
-    goal: str
-    milestones: tuple[dict[str, Any], ...]
-    progress: float
-    status: str
-    note: str | None
-    set_at: float
-    updated_at: float
-    version: int
-
-
-def _message(row: MessageRow) -> Message:
-    return Message(
-        row.id,
-        row.sender,
-        row.recipient,
-        row.space,
-        row.message_type,
-        json.loads(row.body),
-        row.created_at,
-        row.read_at,
-        row.run_id,
-    )
-
-
-def _value(row: StoredRow | None) -> Any:
-    if row is None or row.tombstone or row.erased:
-        return None
-    return decode_value(row.encoding, row.data)
-
-
 class CollabMixin(RuntimeBase):
     """Shared spaces, messages and goals of ``AgentRuntime``."""
 
@@ -163,7 +72,7 @@ class CollabMixin(RuntimeBase):
     def create_space(self, name: str, *, members: Iterable[str] | None = None) -> None:
         """Create a shared space. With ``members`` only they (and this agent) may read or
         write it; without, it is open to every agent (as spaces are by default)."""
-        name = validate_key(name)
+        name = validate_key(name, "space name")
         member_tuple = None
         if members is not None:
             if isinstance(members, str):
@@ -178,7 +87,7 @@ class CollabMixin(RuntimeBase):
 
     def _space(self, space: str) -> str:
         """The namespace of ``space``, after checking this agent may use it."""
-        space = validate_key(space)
+        space = validate_key(space, "space name")
         row = self._store.space(space)
         if row is not None and row.members is not None and self._agent_id not in row.members:
             raise AccessDenied(
@@ -204,19 +113,13 @@ class CollabMixin(RuntimeBase):
         0 means the key must not exist yet)."""
         namespace = self._space(space)
         key = validate_key(key)
-        if expected_version is not None and (
-            isinstance(expected_version, bool)
-            or not isinstance(expected_version, int)
-            or expected_version < 0
-        ):
-            raise InvalidInput(f"expected_version must be an int >= 0, not {expected_version!r}")
+        if expected_version is not None:
+            validate_int(expected_version, "expected_version")
         encoded = encode_value(value)
         now = self._now()
         expires = None
         if ttl is not None:
-            if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0:
-                raise InvalidInput(f"ttl must be a positive number of seconds, not {ttl!r}")
-            expires = round(now + ttl, 6)
+            expires = round(now + validate_seconds(ttl, "ttl"), 6)
         write = MemoryWrite(
             namespace,
             key,
@@ -253,7 +156,7 @@ class CollabMixin(RuntimeBase):
             return SharedValue(key, space, False)
         assert row is not None
         return SharedValue(
-            key, space, True, _value(row), row.version, row.author, row.created_at, row.tags
+            key, space, True, value_of(row), row.version, row.author, row.created_at, row.tags
         )
 
     def shared_history(
@@ -266,7 +169,7 @@ class CollabMixin(RuntimeBase):
             MemoryVersion(
                 r.key,
                 r.version,
-                _value(r),
+                value_of(r),
                 r.created_at,
                 r.tags,
                 r.expires_at,
@@ -289,7 +192,7 @@ class CollabMixin(RuntimeBase):
         for r in rows:  # listed values count as seen: updating them is not a stale write
             self._seen[(namespace, r.key)] = r.version
         return [
-            SharedValue(r.key, space, True, _value(r), r.version, r.author, r.created_at, r.tags)
+            SharedValue(r.key, space, True, value_of(r), r.version, r.author, r.created_at, r.tags)
             for r in rows
         ]
 
@@ -305,10 +208,10 @@ class CollabMixin(RuntimeBase):
             row.key,
             row.version,
             row.author,
-            _value(mine),
+            value_of(mine),
             row.head_version,
             row.head_author,
-            _value(theirs),
+            value_of(theirs),
             row.seen_version,
             row.created_at,
             row.status,
@@ -330,8 +233,8 @@ class CollabMixin(RuntimeBase):
         replaced) or any other value. The kept value becomes the current version (written
         anew unless it already is current); the resolution is audited. Returns the new
         version, or None when nothing had to be written."""
-        valid = isinstance(conflict_id, int) and not isinstance(conflict_id, bool)
-        row = self._store.conflict(conflict_id) if valid else None
+        wanted = conflict_id_of(conflict_id)
+        row = None if wanted is None else self._store.conflict(wanted)
         if row is None or not row.namespace.startswith("space:"):
             raise NotFound(f"no conflict with id {conflict_id!r}")
         namespace = self._space(row.namespace.removeprefix("space:"))
@@ -431,21 +334,18 @@ class CollabMixin(RuntimeBase):
         self, *, unread_only: bool = True, limit: int | None = 50, after_id: int = 0
     ) -> list[Message]:
         """Messages sent to this agent, oldest first (reading does not mark them read)."""
-        if isinstance(after_id, bool) or not isinstance(after_id, int) or after_id < 0:
-            raise InvalidInput(f"after_id must be an int >= 0, not {after_id!r}")
+        validate_int(after_id, "after_id")
         rows = self._store.messages(
             recipient=self._agent_id,
             unread_only=bool(unread_only),
             after_id=after_id,
             limit=validate_limit(limit),
         )
-        return [_message(r) for r in rows]
+        return [message_of(r) for r in rows]
 
     def mark_read(self, message_id: int) -> None:
         """Mark a message to this agent as read (an audited event)."""
-        if isinstance(message_id, bool) or not isinstance(message_id, int):
-            raise InvalidInput(f"message_id must be an int, not {message_id!r}")
-        row = self._store.message(message_id)
+        row = self._store.message(validate_int(message_id, "message_id"))
         payload: dict[str, Any] = {"message_id": message_id}
         if row is not None and row.recipient == self._agent_id:
             payload["content_sha256"] = row.body_sha256  # what was read: new information
@@ -486,7 +386,7 @@ class CollabMixin(RuntimeBase):
         if since is not None:
             since = validate_seconds(since, "since", allow_zero=True)
         rows = self._store.messages(space=space, since=since, limit=validate_limit(limit))
-        return [_message(r) for r in rows]
+        return [message_of(r) for r in rows]
 
     # -- goals ------------------------------------------------------------------------------
 
@@ -497,7 +397,7 @@ class CollabMixin(RuntimeBase):
         encoded = encode_value(goal)
         write = MemoryWrite(self._goal_namespace(), "current", "json", encoded.data, encoded.sha256)
         _, versions = self._commit(kind, {}, (write,), now=now)
-        return _goal(goal, versions[0])
+        return goal_of(goal, versions[0])
 
     def set_goal(self, goal: str, milestones: Iterable[str] | None = None) -> Goal:
         """Set this agent's goal (replacing any current one; the old one stays in history)."""
@@ -529,7 +429,8 @@ class CollabMixin(RuntimeBase):
         row = self._store.latest(self._goal_namespace(), "current")
         if row is None:
             raise NotFound(f"agent {self._agent_id!r} has no goal; call set_goal() first")
-        goal = json.loads(row.data)
+        goal = decode_stored(row)
+        goal_of(goal, row.version)  # (a damaged goal raises StorageError)
         now = self._now()
         steps = goal["milestones"]
         if milestone_index is not None:
@@ -563,24 +464,11 @@ class CollabMixin(RuntimeBase):
     def get_goal(self) -> Goal | None:
         """The current goal, or None."""
         row = self._store.latest(self._goal_namespace(), "current")
-        return None if row is None else _goal(json.loads(row.data), row.version)
+        return None if row is None else goal_of(decode_stored(row), row.version)
 
     def goal_history(self) -> list[Goal]:
         """Every version of the goal, newest first (the progress history)."""
         return [
-            _goal(json.loads(r.data), r.version)
+            goal_of(decode_stored(r), r.version)
             for r in self._store.history(self._goal_namespace(), "current")
         ]
-
-
-def _goal(value: dict[str, Any], version: int) -> Goal:
-    return Goal(
-        value["goal"],
-        tuple(value["milestones"]),
-        value["progress"],
-        value["status"],
-        value.get("note"),
-        value["set_at"],
-        value["updated_at"],
-        version,
-    )

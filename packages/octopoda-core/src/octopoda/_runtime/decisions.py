@@ -14,6 +14,7 @@ from .._errors import (
 from .._records import (
     Event,
 )
+from .._values import MAX_INT, check_depth, validate_int, validate_time
 from .base import RuntimeBase, checked_limit, checked_run_id
 from .views import Decision, MemoryDiff, MemoryView, diff_rows
 
@@ -27,6 +28,18 @@ REPEAT_SIMILARITY = 0.8
 """Text similarity (Jaccard overlap of case-folded words and word pairs) at or above which
 a decision counts as a repeat, unless the two name different numbers or identifiers
 ("order 42" and "order 43" are two decisions)."""
+
+
+def _kinds(kinds: Iterable[str] | None) -> tuple[str, ...]:
+    """``timeline(kinds=)``: None or event kinds (strings), not one string."""
+    if kinds is None:
+        return ()
+    if isinstance(kinds, (str, bytes, dict)) or not isinstance(kinds, Iterable):
+        raise InvalidInput(f"kinds must be a list of event kinds or None, not {kinds!r:.60}")
+    out = tuple(kinds)
+    if not all(type(k) is str for k in out):
+        raise InvalidInput(f"every kind must be a str, not {out!r:.60}")
+    return out
 
 
 class DecisionsMixin(RuntimeBase):
@@ -54,9 +67,10 @@ class DecisionsMixin(RuntimeBase):
         if run_id is not None:
             payload["run_id"] = run_id
         try:
-            canonical_text(payload)
+            text = canonical_text(payload)
         except (TypeError, ValueError) as exc:
             raise InvalidValue(f"decision context cannot be recorded as JSON: {exc}") from None
+        check_depth(context, text, "the decision's context")
         repeat = self._recent_repeat(decision, run_id)
         if repeat is not None:
             payload["repeats_seq"], payload["similarity"] = repeat[0], round(repeat[1], 4)
@@ -100,8 +114,11 @@ class DecisionsMixin(RuntimeBase):
         """This agent's memory as it was right after event ``point`` (a seq or a decision)."""
         if isinstance(point, Decision):
             return point.memory()
-        if isinstance(point, bool) or not isinstance(point, int) or point < 0:
-            raise InvalidInput(f"as_of takes an event seq (int >= 0) or a Decision, not {point!r}")
+        if isinstance(point, bool) or not isinstance(point, int) or not 0 <= point <= MAX_INT:
+            raise InvalidInput(
+                f"as_of takes an event seq (an int from 0 to 2**63 - 1) or a Decision,"
+                f" not {point!r:.60}"
+            )
         return MemoryView(self._store, self._ns, point, self._event_time(point))
 
     def _event_time(self, seq: int) -> float | None:
@@ -129,10 +146,10 @@ class DecisionsMixin(RuntimeBase):
         return list(
             self._store.events(
                 self._agent_id,
-                after_seq=after_seq,
-                since=since,
-                until=until,
-                kinds=tuple(kinds or ()),
+                after_seq=validate_int(after_seq, "after_seq"),
+                since=validate_time(since, "since"),
+                until=validate_time(until, "until"),
+                kinds=_kinds(kinds),
                 limit=checked_limit(limit),
                 run_id=checked_run_id(run_id),
             )
@@ -143,8 +160,10 @@ class DecisionsMixin(RuntimeBase):
         now)."""
         b = self.audit.head().seq if seq_b is None else seq_b
         for seq in (seq_a, b):
-            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-                raise InvalidInput(f"diff takes event seqs (int >= 0), not {seq!r}")
+            if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= MAX_INT:
+                raise InvalidInput(
+                    f"diff takes event seqs (ints from 0 to 2**63 - 1), not {seq!r:.60}"
+                )
         # Each side as the agent saw it then: TTL expiry judged at that point's time.
         time_b = self._now() if seq_b is None else self._event_time(b)
         before = self._store.current(self._ns, as_of_seq=seq_a, now=self._event_time(seq_a))

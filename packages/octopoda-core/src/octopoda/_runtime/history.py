@@ -45,7 +45,7 @@ class HistoryMixin(RuntimeBase):
         if name is None:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
             name = f"snapshot-{stamp}.{round(now * 1e6) % 1_000_000:06d}Z"
-        name = validate_key(name)
+        name = validate_key(name, "snapshot name")
         previous = self._store.snapshot(self._agent_id, name)
         if previous is not None and not replace:
             raise InvalidInput(
@@ -82,7 +82,7 @@ class HistoryMixin(RuntimeBase):
         (:meth:`erase`) cannot come back: its key counts as absent at the snapshot, so it is
         tombstoned if it has a value now and left alone otherwise.
         """
-        snap = self._store.snapshot(self._agent_id, validate_key(name))
+        snap = self._store.snapshot(self._agent_id, validate_key(name, "snapshot name"))
         if snap is None:
             known = ", ".join(repr(s.name) for s in self._store.snapshots(self._agent_id)) or "none"
             raise SnapshotNotFound(

@@ -21,9 +21,10 @@ from .._store import (
     MemoryWrite,
     StoredRow,
 )
+from .._store.rows import decode_stored
 from .._values import (
-    decode_value,
     encode_value,
+    validate_int,
     validate_key,
     validate_prefix,
     validate_reason,
@@ -123,9 +124,7 @@ class MemoryMixin(RuntimeBase):
         if version is None:
             row = self._store.latest(self._ns, key)
         else:
-            if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-                raise InvalidInput(f"version must be a positive int, not {version!r}")
-            row = self._store.version(self._ns, key, version)
+            row = self._store.version(self._ns, key, validate_int(version, "version", 1))
         now = self._now()
         found = row is not None and is_live(row, now)
         self._guard.observe_read(self._ns, key, row.data if found else None, now)  # type: ignore[union-attr]
@@ -136,7 +135,7 @@ class MemoryMixin(RuntimeBase):
             result = RecallResult(
                 key,
                 True,
-                decode_value(row.encoding, row.data),
+                decode_stored(row),
                 row.version,
                 row.created_at,
                 row.tags,
@@ -161,7 +160,7 @@ class MemoryMixin(RuntimeBase):
         return MemoryVersion(
             key=row.key,
             version=row.version,
-            value=decode_value(row.encoding, row.data) if visible else None,
+            value=decode_stored(row) if visible else None,
             created_at=row.created_at,
             tags=row.tags,
             expires_at=row.expires_at,
@@ -195,7 +194,7 @@ class MemoryMixin(RuntimeBase):
     def _item(row: StoredRow) -> MemoryItem:
         return MemoryItem(
             row.key,
-            decode_value(row.encoding, row.data),
+            decode_stored(row),
             row.version,
             row.created_at,
             row.tags,

@@ -12,7 +12,8 @@ from typing import Any, NamedTuple
 from .._loops.gists import name_other_things
 from .._records import MemoryItem, RecallResult
 from .._store import Store, StoredRow
-from .._values import decode_value, validate_key, validate_tags
+from .._store.rows import decode_stored
+from .._values import validate_key, validate_tags
 
 __all__ = ["Decision", "MemoryDiff", "MemoryView", "RecentDecisions"]
 
@@ -131,7 +132,7 @@ class MemoryView:
         return RecallResult(
             key,
             True,
-            decode_value(row.encoding, row.data),
+            decode_stored(row),
             row.version,
             row.created_at,
             row.tags,
@@ -153,7 +154,7 @@ class MemoryView:
         return [
             MemoryItem(
                 r.key,
-                decode_value(r.encoding, r.data),
+                decode_stored(r),
                 r.version,
                 r.created_at,
                 r.tags,
@@ -209,10 +210,10 @@ def diff_rows(
 ) -> MemoryDiff:
     old = {r.key: r for r in before}
     new = {r.key: r for r in after}
-    added = {k: decode_value(r.encoding, r.data) for k, r in new.items() if k not in old}
-    removed = {k: decode_value(r.encoding, r.data) for k, r in old.items() if k not in new}
+    added = {k: decode_stored(r) for k, r in new.items() if k not in old}
+    removed = {k: decode_stored(r) for k, r in old.items() if k not in new}
     changed = {
-        k: (decode_value(old[k].encoding, old[k].data), decode_value(r.encoding, r.data))
+        k: (decode_stored(old[k]), decode_stored(r))
         for k, r in new.items()
         if k in old and (old[k].encoding, old[k].data) != (r.encoding, r.data)
     }

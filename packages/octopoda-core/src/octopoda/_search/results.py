@@ -1,7 +1,5 @@
 """What a search by meaning returns: ranked matches, each with why it matched."""
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple, overload

@@ -20,10 +20,20 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
 from .._audit.signing import SignedHead
-from .._errors import InvalidInput
+from .._errors import AuditChainBroken, InvalidInput
 from .._records import Event
 from .planner import CommitReads, ConflictState, SpaceRule
-from .rows import AgentRow, ConflictRow, MessageRow, SnapshotRow, SpaceRow, StoredRow
+from .rows import (
+    AgentRow,
+    ConflictRow,
+    MessageRow,
+    SnapshotRow,
+    SpaceRow,
+    StoredRow,
+    agent_row,
+    members_of,
+    snapshot_row,
+)
 
 __all__ = [
     "CHUNK",
@@ -115,7 +125,7 @@ class Dialect:
         return sql, params
 
     def space(self, r: tuple[Any, ...]) -> SpaceRow:
-        return SpaceRow(r[0], r[1], r[2], self.members(r[3]))
+        return SpaceRow(r[0], r[1], r[2], members_of(r[3], r[0]))
 
 
 class ReadSql:
@@ -303,14 +313,39 @@ class ReadSql:
         return f"{sql} ORDER BY id{page}", params + page_params
 
 
+def damaged_event(agent: str, seq: Any, why: str) -> AuditChainBroken:
+    """The error for an event row that cannot be read back (changed outside Octopoda)."""
+    return AuditChainBroken(
+        f"event seq {seq} of agent {agent!r} is damaged: {why}. The store was changed outside"
+        " Octopoda; `agent.audit.verify()` (or `octopoda audit verify`) reports the first bad"
+        " seq; restore the store from a backup to write to this agent again"
+    )
+
+
+def _payload(r: tuple[Any, ...]) -> dict[str, Any]:
+    if type(r[1]) is not int or type(r[3]) is not str or type(r[2]) not in (int, float):
+        raise damaged_event(r[0], r[1], "its seq, time or kind is not of its type")
+    text = r[4]
+    if type(text) is not str:
+        raise damaged_event(r[0], r[1], f"its payload is stored as {type(text).__name__}")
+    try:
+        payload = json.loads(text)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise damaged_event(r[0], r[1], f"its payload is not valid JSON ({exc})") from None
+    if type(payload) is not dict:
+        raise damaged_event(r[0], r[1], "its payload is not a JSON object")
+    return payload
+
+
 def event_of(r: tuple[Any, ...]) -> Event:
-    """An events row (:data:`EVENT_COLS`) as an :class:`Event`."""
+    """An events row (:data:`EVENT_COLS`) as an :class:`Event`; :class:`AuditChainBroken`
+    (naming the seq) when its payload cannot be read back."""
     return Event(
         agent=r[0],
         seq=r[1],
         time=r[2],
         kind=r[3],
-        payload=json.loads(r[4]),
+        payload=_payload(r),
         prev_hash=r[5],
         hash=r[6],
         payload_text=r[4],
@@ -353,10 +388,9 @@ def queue_preconditions(sql: ReadSql, run: Run, agent: str, needs: CommitReads) 
 
 def collect_preconditions(sql: ReadSql, queued: Preconditions) -> dict[str, Any]:
     """The results of :func:`queue_preconditions`, as ``HeadRead`` fields."""
-    members = sql.dialect.members
     spaces: dict[str, SpaceRule] = {}
     if queued.spaces is not None:
-        spaces = {r[0]: SpaceRule(members(r[1]), r[2]) for r in queued.spaces.fetchall()}
+        spaces = {r[0]: SpaceRule(members_of(r[1], r[0]), r[2]) for r in queued.spaces.fetchall()}
     conflicts: dict[int, ConflictState] = {}
     for conflict_id, cursor in queued.conflicts:
         state = cursor.fetchone()
@@ -487,17 +521,17 @@ class SqlReads:
 
     def agent(self, agent: str) -> AgentRow | None:
         r = self._fetchone(self._reads.agent, (agent,))
-        return None if r is None else AgentRow(*r)
+        return None if r is None else agent_row(r)
 
     def agents(self) -> list[AgentRow]:
-        return [AgentRow(*r) for r in self._fetchall(self._reads.agents, ())]
+        return [agent_row(r) for r in self._fetchall(self._reads.agents, ())]
 
     def snapshot(self, agent: str, name: str) -> SnapshotRow | None:
         r = self._fetchone(self._reads.snapshot, (agent, name))
-        return None if r is None else SnapshotRow(*r)
+        return None if r is None else snapshot_row(r)
 
     def snapshots(self, agent: str) -> list[SnapshotRow]:
-        return [SnapshotRow(*r) for r in self._fetchall(self._reads.snapshots, (agent,))]
+        return [snapshot_row(r) for r in self._fetchall(self._reads.snapshots, (agent,))]
 
     def space(self, name: str) -> SpaceRow | None:
         r = self._fetchone(self._reads.space, (name,))

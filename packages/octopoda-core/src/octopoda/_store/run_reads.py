@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from .._records import Event
 from .reads import AGENT_COLS, Dialect
-from .rows import AgentRow, RunActivityRow, RunRow
+from .rows import AgentRow, RunActivityRow, RunRow, agent_row
 
 __all__ = ["RunReads", "RunSql", "run_of"]
 
@@ -84,7 +84,7 @@ class RunReads:
         r = self._fetchone(self._run_sql.agent_and_run, (run_id, agent))
         if r is None:
             return None, None
-        return AgentRow(*r[:7]), (None if r[7] is None else RunRow(*r[7:]))
+        return agent_row(r[:7]), (None if r[7] is None else RunRow(*r[7:]))
 
     def runs(
         self, agent: str, *, status: str | None = None, limit: int | None = None

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from ..ops import MemoryWrite
 from ..reads import Dialect, ReadSql
-from ..rows import StoredRow
+from ..rows import StoredRow, checked_row, checked_tags
 from ..run_reads import RunSql
 
 __all__ = [
@@ -206,17 +206,19 @@ class PostgresDialect(Dialect):
     value_size = "COALESCE(octet_length(value_text), octet_length(value_bytea), 0)"
 
     def row(self, r: tuple[Any, ...]) -> StoredRow:
-        return StoredRow(
-            key=r[0],
-            version=r[1],
-            encoding=r[2],
-            data=r[3] if r[3] is not None else r[4],
-            tags=tuple(r[5]) if r[5] else (),
-            created_at=r[6],
-            expires_at=r[7],
-            seq=r[8],
-            author=r[9],
-            erased=r[10],
+        return checked_row(
+            StoredRow(
+                key=r[0],
+                version=r[1],
+                encoding=r[2],
+                data=r[3] if r[3] is not None else r[4],
+                tags=checked_tags(r[5], r[0], r[1], r[8]) if r[5] else (),
+                created_at=r[6],
+                expires_at=r[7],
+                seq=r[8],
+                author=r[9],
+                erased=r[10],
+            )
         )
 
     def members(self, value: Any) -> tuple[str, ...] | None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import Final
 
-from ..._errors import SchemaTooNew, StorageError
+from ..._errors import SchemaTooNew, StorageError, UndecodableText
 from .schema import APPLICATION_ID, MIGRATIONS
 
 __all__ = ["connect", "is_busy", "storage_error"]
@@ -25,10 +26,20 @@ def is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
-def storage_error(path: str, busy_timeout: float, exc: sqlite3.Error) -> StorageError:
+DRIVER_ERRORS: Final = (sqlite3.Error, UnicodeDecodeError)
+"""What a sqlite3 call raises when it fails: also UnicodeDecodeError, when SQLite's own
+message about a damaged file is not UTF-8."""
+
+
+def storage_error(path: str, busy_timeout: float, exc: Exception) -> StorageError:
     """What a failed sqlite3 call of the store at ``path`` means, and what to do."""
+    if isinstance(exc, UnicodeDecodeError):
+        return StorageError(
+            f"{path} is damaged: SQLite failed with a message that is not even text ({exc});"
+            " restore it from a backup, or move it aside and start a new store"
+        )
     text = str(exc)
-    if is_busy(exc):
+    if isinstance(exc, sqlite3.Error) and is_busy(exc):
         return StorageError(
             f"the store {path} stayed locked by another connection for more than"
             f" {busy_timeout:g}s ({text}); raise busy_timeout or find the process"
@@ -38,6 +49,12 @@ def storage_error(path: str, busy_timeout: float, exc: sqlite3.Error) -> Storage
         return StorageError(
             f"{path} is not a usable SQLite database ({text}); move it aside or"
             " point Octopoda at another file"
+        )
+    if "decode to UTF-8" in text:
+        return UndecodableText(
+            f"the store {path} holds text that is not valid UTF-8 ({text}): it was changed"
+            " outside Octopoda. `octopoda audit verify` names the damaged row; restore the"
+            " file from a backup"
         )
     if "readonly" in text:
         return StorageError(f"the store {path} is read-only ({text}); check permissions")
@@ -50,23 +67,28 @@ def connect(
     durability: str,
     busy_timeout: float,
     tracer: Callable[[str], None] | None,
+    read_only: bool = False,
 ) -> sqlite3.Connection:
     """A configured, migrated connection to ``path``; retried (with jitter) while another
-    process holds the file locked, up to ``busy_timeout``."""
+    process holds the file locked, up to ``busy_timeout``. ``read_only``: opened with
+    ``mode=ro`` (``immutable=1`` when even the WAL index cannot be opened), not migrated."""
     deadline = time.monotonic() + busy_timeout
+    modes = ["ro", "immutable"] if read_only else [None]
     while True:
         conn: sqlite3.Connection | None = None
         try:
+            mode = modes[0]
             conn = sqlite3.connect(
-                path,
+                path if mode is None else _read_only_uri(path, mode),
                 timeout=busy_timeout,
                 isolation_level=None,
                 check_same_thread=False,
                 cached_statements=256,
+                uri=mode is not None,
             )
             if tracer is not None:
                 conn.set_trace_callback(tracer)
-            _configure(conn, path, durability, busy_timeout)
+            _configure(conn, path, durability, busy_timeout, read_only)
             return conn
         except sqlite3.OperationalError as exc:
             if conn is not None:
@@ -75,8 +97,11 @@ def connect(
                 jitter = (time.perf_counter_ns() + os.getpid()) % _CONNECT_RETRY_JITTER_US
                 time.sleep(0.005 + jitter / 1e6)
                 continue
+            if len(modes) > 1 and ("unable to open" in str(exc) or "readonly" in str(exc)):
+                modes.pop(0)  # a WAL file in a read-only directory: no -shm to open
+                continue
             raise storage_error(path, busy_timeout, exc) from None
-        except sqlite3.DatabaseError as exc:
+        except DRIVER_ERRORS as exc:
             if conn is not None:
                 conn.close()
             raise storage_error(path, busy_timeout, exc) from None
@@ -86,9 +111,19 @@ def connect(
             raise
 
 
-def _configure(conn: sqlite3.Connection, path: str, durability: str, busy_timeout: float) -> None:
+def _read_only_uri(path: str, mode: str) -> str:
+    query = "mode=ro" if mode == "ro" else "immutable=1"
+    return f"file:{urllib.parse.quote(path)}?{query}"
+
+
+def _configure(
+    conn: sqlite3.Connection, path: str, durability: str, busy_timeout: float, read_only: bool
+) -> None:
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     _check_foreign(conn, path)
+    if read_only:
+        _check_schema(conn, path)
+        return
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     sync = "FULL" if durability == "full" else "NORMAL"
@@ -115,6 +150,24 @@ def _check_foreign(conn: sqlite3.Connection, path: str) -> None:
         raise StorageError(
             f"{path} already holds tables of another application"
             f" ({', '.join(t[0] for t in tables[:5])}); point Octopoda at its own file"
+        )
+
+
+def _check_schema(conn: sqlite3.Connection, path: str) -> None:
+    """A read-only store must be at this Octopoda's schema: it cannot be migrated."""
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current == 0:
+        raise StorageError(f"{path} is read-only and holds no Octopoda store; check the path")
+    if current > len(MIGRATIONS):
+        raise SchemaTooNew(
+            f"{path} has schema version {current}, newer than this Octopoda"
+            f" understands ({len(MIGRATIONS)}); upgrade octopoda-core"
+        )
+    if current < len(MIGRATIONS):
+        raise StorageError(
+            f"{path} is read-only at schema version {current}; this Octopoda needs"
+            f" {len(MIGRATIONS)} and cannot migrate it. Open a writable copy (it is migrated"
+            " on open), or use the Octopoda version that wrote it"
         )
 
 

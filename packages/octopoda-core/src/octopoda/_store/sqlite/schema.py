@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ..ops import MemoryWrite
 from ..reads import Dialect, ReadSql
-from ..rows import StoredRow
+from ..rows import StoredRow, checked_row, parse_tags
 from ..run_reads import RunSql
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "READS", "RUN_READS", "SqliteDialect", "memory_row"]
@@ -163,17 +163,20 @@ class SqliteDialect(Dialect):
     value_size = "LENGTH(CAST(value AS BLOB))"
 
     def row(self, r: tuple[Any, ...]) -> StoredRow:
-        return StoredRow(
-            key=r[0],
-            version=r[1],
-            encoding=r[2],
-            data=r[3],
-            tags=tuple(json.loads(r[4])) if r[4] else (),
-            created_at=r[5],
-            expires_at=r[6],
-            seq=r[7],
-            author=r[8],
-            erased=bool(r[9]),
+        erased = r[9]
+        return checked_row(
+            StoredRow(
+                key=r[0],
+                version=r[1],
+                encoding=r[2],
+                data=r[3],
+                tags=parse_tags(r[4], r[0], r[1], r[7]) if r[4] else (),
+                created_at=r[5],
+                expires_at=r[6],
+                seq=r[7],
+                author=r[8],
+                erased=erased == 1 if erased in (0, 1) else erased,
+            )
         )
 
     def members(self, value: Any) -> tuple[str, ...] | None:
@@ -298,3 +301,20 @@ def memory_row(w: MemoryWrite, version: int, agent: str, time: float, seq: int) 
         w.expires_at,
         seq,
     )
+
+
+UNDECODABLE_SCAN: Final = (
+    "SELECT version, seq, typeof(value), CAST(key AS BLOB), CAST(encoding AS BLOB),"
+    " CAST(tags AS BLOB), CAST(author AS BLOB), CAST(value AS BLOB)"
+    " FROM memories WHERE namespace = ? ORDER BY key, version"
+)
+"""Every memory row of a namespace with its text columns as bytes: to find one that is not
+UTF-8 (the driver refuses to return it as text)."""
+
+CHAIN_CHUNK_AS_BYTES: Final = (
+    "SELECT seq, time, typeof(kind), CAST(kind AS BLOB), typeof(payload), CAST(payload AS BLOB),"
+    " typeof(prev_hash), CAST(prev_hash AS BLOB), typeof(hash), CAST(hash AS BLOB)"
+    " FROM events WHERE agent = ? AND seq > ? ORDER BY seq LIMIT ?"
+)
+"""``ReadSql.chain_chunk`` with the text columns as bytes, for a chunk holding text that is
+not UTF-8."""

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import threading
+import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
-from ..._errors import ConfigError, StorageError
+from ..._errors import ConfigError, DamagedRow, StorageError, UndecodableText
 from ..._records import Event
 from ..ops import (
     CreateSpace,
@@ -45,12 +47,15 @@ from ..planner import (
     plan_plain_commit,
     reads_needed,
 )
-from ..reads import SqlReads, collect_preconditions, queue_preconditions
+from ..reads import CHUNK, SqlReads, collect_preconditions, queue_preconditions
+from ..rows import StoredRow
 from ..run_reads import RunReads
 from . import schema as q
-from .connection import connect, storage_error
+from .connection import DRIVER_ERRORS, connect, storage_error
 
 __all__ = ["SqliteStore"]
+
+logger = logging.getLogger("octopoda")
 
 _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reports
 _CHECKPOINT_WAIT_MS: Final = 100
@@ -62,6 +67,9 @@ class SqliteStore(SqlReads, RunReads):
     ``durability="normal"`` (default) makes a returned write survive a process crash
     (WAL, ``synchronous=NORMAL``); ``"full"`` also fsyncs every commit, for power loss.
     ``tracer`` is called with every SQL statement executed (for tests and debugging).
+    ``read_only``: open without writing anything (reads and ``verify`` work, writes raise
+    :class:`StorageError`); by default a file (or directory) this process cannot write is
+    opened so, with a warning on the ``octopoda`` logger.
     """
 
     _reads = q.READS
@@ -75,28 +83,15 @@ class SqliteStore(SqlReads, RunReads):
         busy_timeout: float = 30.0,
         tracer: Callable[[str], None] | None = None,
         create_dirs: bool = False,
+        read_only: bool | None = None,
     ) -> None:
         if durability not in ("normal", "full"):
             raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
         raw = os.fspath(path)
-        if raw == ":memory:":
-            self._path = raw
-        else:
-            if not raw:
-                raise ConfigError("the store path is empty; pass a file path or ':memory:'")
-            p = os.path.realpath(os.path.expanduser(raw))
-            if os.path.isdir(p):
-                raise ConfigError(
-                    f"{p} is a directory; pass a file path such as {os.path.join(p, 'octopoda.db')}"
-                )
-            parent = os.path.dirname(p)
-            if not os.path.isdir(parent):
-                if not create_dirs:
-                    raise ConfigError(
-                        f"the directory {parent} does not exist; create it or pass another path"
-                    )
-                os.makedirs(parent, exist_ok=True)
-            self._path = p
+        self._path = raw if raw == ":memory:" else _file_path(raw, create_dirs)
+        self._read_only = bool(read_only)
+        if raw != ":memory:":
+            self._read_only = _check_file(self._path, read_only)
         self._durability = durability
         self._busy_timeout = busy_timeout
         self._tracer = tracer
@@ -121,12 +116,18 @@ class SqliteStore(SqlReads, RunReads):
     def durability(self) -> str:
         return self._durability
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only (writes raise :class:`StorageError`)."""
+        return self._read_only
+
     def _open(self) -> sqlite3.Connection:
         conn = connect(
             self._path,
             durability=self._durability,
             busy_timeout=self._busy_timeout,
             tracer=self._tracer,
+            read_only=self._read_only,
         )
         # Close the connection when the store is garbage collected (or at exit), in the
         # process that opened it only: a forked child never closes its parent's connection.
@@ -142,7 +143,7 @@ class SqliteStore(SqlReads, RunReads):
             self._conn = self._open()
         return self._conn
 
-    def _storage_error(self, exc: sqlite3.Error) -> StorageError:
+    def _storage_error(self, exc: Exception) -> StorageError:
         return storage_error(self._path, self._busy_timeout, exc)
 
     def close(self) -> None:
@@ -337,18 +338,54 @@ class SqliteStore(SqlReads, RunReads):
 
     # -- reads (the queries are SqlReads') -------------------------------------------------
 
+    def all_versions(self, namespace: str) -> Iterator[StoredRow]:
+        try:
+            yield from SqlReads.all_versions(self, namespace)
+        except UndecodableText:
+            raise self._undecodable_row(namespace) from None
+
+    def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
+        cursor = after_seq
+        while True:
+            try:
+                chunk = self._fetchall(self._reads.chain_chunk, (agent, cursor, CHUNK))
+            except UndecodableText:  # as bytes where not UTF-8: verify names the row
+                rows = self._fetchall(q.CHAIN_CHUNK_AS_BYTES, (agent, cursor, CHUNK))
+                chunk = [(r[0], r[1], *map(_text_or_bytes, r[2::2], r[3::2])) for r in rows]
+            yield from chunk
+            if len(chunk) < CHUNK:
+                return
+            cursor = chunk[-1][0]
+
+    def _undecodable_row(self, namespace: str) -> StorageError:
+        """The first memory row of ``namespace`` with a text column that is not UTF-8
+        (which the driver cannot even return), as a :class:`DamagedRow`."""
+        rows = self._fetchall(q.UNDECODABLE_SCAN, (namespace,))
+        for version, seq, kind, *columns in rows:
+            for name, raw in zip(
+                ("key", "encoding", "tags", "author", "value"), columns, strict=True
+            ):
+                if raw is None or (name == "value" and kind != "text"):
+                    continue
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    key = columns[0].decode("utf-8", "replace")
+                    return DamagedRow(key, version, seq, f"its {name} is not valid UTF-8")
+        return StorageError(f"the store {self._path} holds text that is not valid UTF-8")
+
     def _fetchone(self, sql: str, params: Sequence[Any]) -> Any:
         with self._lock:
             try:
                 return self._connection().execute(sql, params).fetchone()
-            except sqlite3.Error as exc:
+            except DRIVER_ERRORS as exc:
                 raise self._storage_error(exc) from None
 
     def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self._lock:
             try:
                 return self._connection().execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
+            except DRIVER_ERRORS as exc:
                 raise self._storage_error(exc) from None
 
     # -- maintenance ----------------------------------------------------------------------
@@ -370,6 +407,7 @@ class SqliteStore(SqlReads, RunReads):
             "migrations": names,
             "journal_mode": pragma["journal_mode"],
             "durability": self._durability,
+            "read_only": self._read_only,
             "size_bytes": pragma["page_count"] * pragma["page_size"],
             "sqlite_version": sqlite3.sqlite_version,
         }
@@ -439,3 +477,67 @@ if hasattr(os, "register_at_fork"):
         after_in_parent=_after_fork_in_parent,
         after_in_child=_after_fork_in_child,
     )
+
+
+def _text_or_bytes(kind: str, raw: Any) -> Any:
+    """A column read as bytes (``CAST(c AS BLOB)``) back as it was stored: text as str when
+    it is UTF-8; other text, and blobs, as bytes."""
+    if kind != "text":
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def _file_path(raw: str, create_dirs: bool) -> str:
+    """The absolute path of a store file; its directory created when asked."""
+    if not raw:
+        raise ConfigError("the store path is empty; pass a file path or ':memory:'")
+    p = os.path.realpath(os.path.expanduser(raw))
+    if os.path.isdir(p):
+        raise ConfigError(
+            f"{p} is a directory; pass a file path such as {os.path.join(p, 'octopoda.db')}"
+        )
+    parent = os.path.dirname(p)
+    if not os.path.isdir(parent):
+        if not create_dirs:
+            raise ConfigError(
+                f"the directory {parent} does not exist; create it or pass another path"
+            )
+        os.makedirs(parent, exist_ok=True)
+    return p
+
+
+EMPTY_FILE_AGE: Final = 2.0
+"""A 0-byte store file older than this (seconds) is a leftover, not one another process is
+creating right now: opening it says so."""
+
+
+def _check_file(path: str, read_only: bool | None) -> bool:
+    """Whether to open ``path`` read-only (``read_only``; None: when this process cannot
+    write the file or, for its WAL files, its directory), saying so on the logger; and say
+    that a 0-byte file is set up as a new store."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return bool(read_only)
+    if read_only is None:
+        directory = os.path.dirname(path)
+        read_only = not (os.access(path, os.W_OK) and os.access(directory, os.W_OK))
+        if read_only:
+            logger.warning(
+                "octopoda: %s (or its directory) is not writable: opened read-only; reads"
+                " and audit verification work, writes raise StorageError",
+                path,
+            )
+    if info.st_size == 0:
+        if read_only:
+            raise StorageError(f"{path} is an empty file (0 bytes) opened read-only: no store")
+        if time.time() - info.st_mtime > EMPTY_FILE_AGE:
+            logger.warning(
+                "octopoda: %s was an empty file (0 bytes): set up as a new, empty store; if it"
+                " held a store before, restore it from a backup",
+                path,
+            )
+    return read_only
