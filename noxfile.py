@@ -79,6 +79,7 @@ RUNTIME_SUITES = [
         "test_collab",
         "test_signing",
         "test_runs",
+        "test_search",
     )
 ]
 

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ._runtime.runs import RunInfo
     from ._runtime.runtime import AgentRuntime
     from ._runtime.views import Decision, MemoryDiff, MemoryView
+    from ._search.results import MatchReason, SimilarMatch, SimilarResults
     from ._store.postgres.store import PostgresStore
     from ._store.protocol import Store
     from ._store.sqlite.store import SqliteStore
@@ -85,6 +86,9 @@ _LAZY: dict[str, str] = {
     "SharedValue": "._runtime.collab",
     "SharedVersion": "._runtime.collab",
     "LoopPolicy": "._loops",
+    "MatchReason": "._search.results",
+    "SimilarMatch": "._search.results",
+    "SimilarResults": "._search.results",
     "Stats": "._runtime.actions",
     "LoopEventRef": "._loops",
     "LoopSignal": "._loops",
@@ -195,6 +199,7 @@ __all__ = [
     "LoopPolicy",
     "LoopSignal",
     "LoopStatus",
+    "MatchReason",
     "MemoryDiff",
     "MemoryHealth",
     "MemoryItem",
@@ -215,6 +220,8 @@ __all__ = [
     "SharedValue",
     "SharedVersion",
     "SignedHead",
+    "SimilarMatch",
+    "SimilarResults",
     "Snapshot",
     "SnapshotNotFound",
     "SqliteStore",

@@ -33,6 +33,7 @@ from ..._records import Event
 from ..ops import MemoryWrite, Op
 from ..reads import SqlReads
 from ..run_reads import RunReads
+from ..search_reads import SearchReads
 from . import schema as q
 from .commit import Attempt, RoundTrips, check_storable
 from .driver import (
@@ -58,7 +59,7 @@ _SEARCH_PATH_HINT: Final = "give Octopoda its own database or schema (?options=-
 _inherited: list[Any] = []
 
 
-class PostgresStore(SqlReads, RunReads):
+class PostgresStore(SqlReads, RunReads, SearchReads):
     """A store in a PostgreSQL database, shared by any number of processes and hosts.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:5432/dbname?sslmode=...``);
@@ -77,6 +78,7 @@ class PostgresStore(SqlReads, RunReads):
 
     _reads = q.READS
     _run_sql = q.RUN_READS
+    _search_sql = q.SEARCH
 
     def __init__(
         self,

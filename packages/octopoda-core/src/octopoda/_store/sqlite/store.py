@@ -24,6 +24,7 @@ from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, StorageError
 from ..._records import Event
+from ..._search.lexical import document_text
 from ..ops import (
     CreateSpace,
     EraseKey,
@@ -47,6 +48,7 @@ from ..planner import (
 )
 from ..reads import SqlReads, collect_preconditions, queue_preconditions
 from ..run_reads import RunReads
+from ..search_reads import SearchReads
 from . import schema as q
 from .connection import connect, storage_error
 
@@ -56,7 +58,7 @@ _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_dele
 _CHECKPOINT_WAIT_MS: Final = 100
 
 
-class SqliteStore(SqlReads, RunReads):
+class SqliteStore(SqlReads, RunReads, SearchReads):
     """The embedded store: one SQLite file (or ``":memory:"``).
 
     ``durability="normal"`` (default) makes a returned write survive a process crash
@@ -66,6 +68,7 @@ class SqliteStore(SqlReads, RunReads):
 
     _reads = q.READS
     _run_sql = q.RUN_READS
+    _search_sql = q.SEARCH
 
     def __init__(
         self,
@@ -302,6 +305,8 @@ class SqliteStore(SqlReads, RunReads):
             written = zip(plan.writes, versions, strict=True)
             rows = [q.memory_row(w, v, agent, time, seq) for w, v in written]
             conn.executemany(q.INSERT_MEMORY, rows)
+        if versions:
+            _index(conn, plan.writes, versions)
         run = event.payload.get("run_id")  # (run_of, inlined: every commit)
         chained = (
             event.payload_text,
@@ -386,14 +391,32 @@ def _rowid(cursor: sqlite3.Cursor) -> int:
     return rowid
 
 
+def _index(conn: sqlite3.Connection, writes: Sequence[MemoryWrite], versions: list[int]) -> None:
+    """Inside the write transaction: each written key's search row and text replaced by
+    its new version's, or removed (a tombstone)."""
+    for w, version in zip(writes, versions, strict=True):
+        text = document_text(w.key, w.encoding, w.data)
+        if text is None:
+            conn.execute(q.DROP_SEARCH_TEXT, (w.namespace, w.key))
+            conn.execute(q.DROP_SEARCH_DOC, (w.namespace, w.key))
+        else:
+            doc = conn.execute(q.PUT_SEARCH_DOC, (w.namespace, w.key, version)).fetchone()[0]
+            conn.execute(q.PUT_SEARCH_TEXT, (doc, text))
+
+
 def _erase_securely(conn: sqlite3.Connection, op: EraseKey) -> None:
     """Inside the write transaction: drop the values of ``op.key`` with ``secure_delete`` on,
     so SQLite overwrites the freed bytes with zeros instead of leaving them in free space;
-    the connection's previous setting is restored afterwards."""
+    the connection's previous setting is restored afterwards. The key leaves the search
+    index, whose segments are then merged (``optimize``) so that no word of the erased
+    value stays in them."""
     previous = conn.execute("PRAGMA secure_delete").fetchone()[0]
     conn.execute("PRAGMA secure_delete = ON")
     try:
         conn.execute(q.ERASE, (op.namespace, op.key))
+        conn.execute(q.DROP_SEARCH_TEXT, (op.namespace, op.key))
+        conn.execute(q.DROP_SEARCH_DOC, (op.namespace, op.key))
+        conn.execute(q.OPTIMIZE_SEARCH)
     finally:
         conn.execute(f"PRAGMA secure_delete = {_SECURE_DELETE[previous]}")
 
