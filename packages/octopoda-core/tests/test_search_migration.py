@@ -40,6 +40,7 @@ def test_sqlite_backfill(tmp_path: Path) -> None:
     try:  # back to schema 5, as a file written before search existed
         conn.execute("DROP TABLE search_text")
         conn.execute("DROP TABLE search_docs")
+        conn.execute("DROP TABLE search_marks")
         conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
         conn.execute("PRAGMA user_version = 5")
     finally:

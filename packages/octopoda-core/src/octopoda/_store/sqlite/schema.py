@@ -183,6 +183,12 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
                      WHERE j.type = 'text'), '') ELSE '' END
                 FROM search_docs d JOIN memories m
                 ON m.namespace = d.namespace AND m.key = d.key AND m.version = d.version""",
+            # Per agent, the seq of the newest event indexed (sqlite/search_index.py).
+            """CREATE TABLE search_marks (
+                agent       TEXT PRIMARY KEY,
+                seq         INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+            "INSERT INTO search_marks (agent, seq) SELECT id, head_seq FROM agents",
         ),
     ),
 )
@@ -270,7 +276,10 @@ SEARCH: Final = SearchSql(
     "SELECT {columns}, -bm25(search_text) AS score FROM search_text"
     " JOIN search_docs d ON d.id = search_text.rowid"
     " JOIN memories m ON m.namespace = d.namespace AND m.key = d.key AND m.version = d.version"
-    " WHERE search_text MATCH ? AND d.namespace = ?",
+    " WHERE search_text MATCH ? AND d.namespace = ?"
+    # (a key whose indexed version is no longer its newest: only a read-only file's index)
+    " AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.namespace = m.namespace"
+    " AND n.key = m.key AND n.version > m.version)",
     fts_match,
 )
 
@@ -331,17 +340,6 @@ ERASE: Final = (
     "UPDATE memories SET value = NULL, erased = 1 WHERE namespace = ? AND key = ?"
     " AND erased = 0 AND encoding != 'tombstone'"
 )
-# The search index of one key (search_reads.py): its row and text, or neither.
-PUT_SEARCH_DOC: Final = (
-    "INSERT INTO search_docs (namespace, key, version) VALUES (?, ?, ?)"
-    " ON CONFLICT (namespace, key) DO UPDATE SET version = excluded.version RETURNING id"
-)
-PUT_SEARCH_TEXT: Final = "INSERT OR REPLACE INTO search_text (rowid, body) VALUES (?, ?)"
-DROP_SEARCH_TEXT: Final = (
-    "DELETE FROM search_text WHERE rowid = (SELECT id FROM search_docs"
-    " WHERE namespace = ? AND key = ?)"
-)
-DROP_SEARCH_DOC: Final = "DELETE FROM search_docs WHERE namespace = ? AND key = ?"
 OPTIMIZE_SEARCH: Final = "INSERT INTO search_text (search_text) VALUES ('optimize')"
 PUT_SIGNED_HEAD: Final = (
     "INSERT OR REPLACE INTO signed_heads (agent, seq, public_key, hash, signature, created_at)"

@@ -24,7 +24,6 @@ from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, StorageError
 from ..._records import Event
-from ..._search.lexical import document_text
 from ..ops import (
     CreateSpace,
     EraseKey,
@@ -47,9 +46,11 @@ from ..planner import (
     reads_needed,
 )
 from ..reads import SqlReads, collect_preconditions, queue_preconditions
+from ..rows import StoredRow
 from ..run_reads import RunReads
 from ..search_reads import SearchReads
 from . import schema as q
+from . import search_index
 from .connection import connect, storage_error
 
 __all__ = ["SqliteStore"]
@@ -305,8 +306,6 @@ class SqliteStore(SqlReads, RunReads, SearchReads):
             written = zip(plan.writes, versions, strict=True)
             rows = [q.memory_row(w, v, agent, time, seq) for w, v in written]
             conn.executemany(q.INSERT_MEMORY, rows)
-        if versions:
-            _index(conn, plan.writes, versions)
         run = event.payload.get("run_id")  # (run_of, inlined: every commit)
         chained = (
             event.payload_text,
@@ -356,6 +355,29 @@ class SqliteStore(SqlReads, RunReads, SearchReads):
             except sqlite3.Error as exc:
                 raise self._storage_error(exc) from None
 
+    def search(
+        self,
+        namespace: str,
+        terms: Sequence[str],
+        *,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        now: float | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[tuple[StoredRow, float]]:
+        """As :meth:`SearchReads.search`, after indexing the writes since the last search
+        (:mod:`.search_index`: the index is brought up to date by searches, not writes)."""
+        with self._lock:
+            if terms:
+                try:
+                    search_index.catch_up(self._connection())
+                except sqlite3.Error as exc:
+                    raise self._storage_error(exc) from None
+            return super().search(
+                namespace, terms, prefix=prefix, tags=tags, now=now, limit=limit, offset=offset
+            )
+
     # -- maintenance ----------------------------------------------------------------------
 
     def info(self) -> dict[str, Any]:
@@ -391,19 +413,6 @@ def _rowid(cursor: sqlite3.Cursor) -> int:
     return rowid
 
 
-def _index(conn: sqlite3.Connection, writes: Sequence[MemoryWrite], versions: list[int]) -> None:
-    """Inside the write transaction: each written key's search row and text replaced by
-    its new version's, or removed (a tombstone)."""
-    for w, version in zip(writes, versions, strict=True):
-        text = document_text(w.key, w.encoding, w.data)
-        if text is None:
-            conn.execute(q.DROP_SEARCH_TEXT, (w.namespace, w.key))
-            conn.execute(q.DROP_SEARCH_DOC, (w.namespace, w.key))
-        else:
-            doc = conn.execute(q.PUT_SEARCH_DOC, (w.namespace, w.key, version)).fetchone()[0]
-            conn.execute(q.PUT_SEARCH_TEXT, (doc, text))
-
-
 def _erase_securely(conn: sqlite3.Connection, op: EraseKey) -> None:
     """Inside the write transaction: drop the values of ``op.key`` with ``secure_delete`` on,
     so SQLite overwrites the freed bytes with zeros instead of leaving them in free space;
@@ -414,8 +423,8 @@ def _erase_securely(conn: sqlite3.Connection, op: EraseKey) -> None:
     conn.execute("PRAGMA secure_delete = ON")
     try:
         conn.execute(q.ERASE, (op.namespace, op.key))
-        conn.execute(q.DROP_SEARCH_TEXT, (op.namespace, op.key))
-        conn.execute(q.DROP_SEARCH_DOC, (op.namespace, op.key))
+        conn.execute(search_index.DROP_TEXT, (op.namespace, op.key))
+        conn.execute(search_index.DROP_DOC, (op.namespace, op.key))
         conn.execute(q.OPTIMIZE_SEARCH)
     finally:
         conn.execute(f"PRAGMA secure_delete = {_SECURE_DELETE[previous]}")
