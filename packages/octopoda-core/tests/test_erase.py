@@ -403,8 +403,11 @@ def test_erased_bytes_are_in_neither_the_database_nor_the_wal(sqlite_path: Path)
         agent.remember("document", long.decode(), tags=["pii"])
         agent.remember_many({f"kept{i:02d}": "x" * 40 for i in range(10)})
         agent.remember("email", {"old": SECRET})
+        # the search indexes them (its words: lower-cased, stemmed by porter)
+        assert [i.key for i in agent.search(query="longsecret")] == ["document"]
         db, wal = _on_disk(sqlite_path)
         assert short in db + wal and long[:4000] in db + wal  # the test can fail
+        assert b"longsecret" in db + wal
 
         statements.clear()
         assert agent.erase("email") is not None

@@ -63,20 +63,17 @@ def catch_up(conn: sqlite3.Connection) -> None:
         return
     try:
         conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        if "readonly" in str(exc):
-            return
-        raise
-    try:
         for agent, mark, head in conn.execute(_BEHIND).fetchall():  # again, under the lock
             own = agent_namespace(agent)
             for namespace, key in conn.execute(_WRITTEN, (own, agent, mark, head)).fetchall():
                 _reindex(conn, namespace, key)
             conn.execute(_SET_MARK, (agent, head))
         conn.execute("COMMIT")
-    except BaseException:
+    except BaseException as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
+            return  # (a read-only file, or connection: searched as last indexed)
         raise
 
 
