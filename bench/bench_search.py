@@ -4,10 +4,14 @@ overhead of the full-text index, and lexical recall@5 / MRR on the retrieval fix
     python bench/bench_search.py [--quick]      (or: nox -s bench -- --only search)
 
 Targets (issue 17): search p50 <= 20 ms at 100,000 memories on SQLite; the index adds at
-most 25% to a ``remember``. The overhead is measured interleaved, op by op, against the
-same ``remember`` on a store whose index is switched off (its statements made no-ops), so
-both sides see the same moment of a shared machine. The fixture figures are information
-(lexical only: no embedder here).
+most 25% to a ``remember``. On SQLite a write does not touch the index; the search before
+it queries indexes the writes since the last one (``_store/sqlite/search_index.py``). So
+the overhead is the time of those catch-ups spread over the writes: interleaved, op by op,
+``remember`` on a store whose index is brought up to date every 10 writes (that time
+counted) against the same ``remember`` on a store never searched, so both sides see the
+same moment of a shared machine. The first search at 100,000 memories, which indexes them
+all, is reported on its own. The fixture figures are information (lexical only: no
+embedder here).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 from _common import BENCH_DIR, Check, Config, bulk_load, line, percentile, section
 
 from octopoda import AgentRuntime, SqliteStore
-from octopoda._store.sqlite import store as sqlite_store_module
+from octopoda._store.sqlite.search_index import catch_up
 
 SYLLABLES = tuple(
     ["ka", "lo", "mi", "ne", "su", "ta", "vi", "ro", "pe", "du", "ga", "zo", "be", "ni", "fu", "ha"]
@@ -49,13 +53,17 @@ def _memories(n: int, seed: int) -> Iterator[tuple[str, Any]]:
         yield f"fact/{i:06d}", {"text": f"note {i}: {words}", "source": rng.choice(VOCABULARY)}
 
 
-def _search_p50(cfg: Config) -> Check:
+def _search_p50(cfg: Config) -> list[Check]:
     n = cfg.scale(100_000, 5_000)
     path = cfg.tmp / "search.db"
     with SqliteStore(path) as store, AgentRuntime("bench", store=store) as agent:
         t0 = time.perf_counter()
         bulk_load(agent, _memories(n, cfg.seed), batch=10_000)
         line(f"loaded {n:,} memories in {time.perf_counter() - t0:.1f} s")
+        t0 = time.perf_counter()
+        agent.search(query="zebra", limit=10)  # indexes all of them
+        first = time.perf_counter() - t0
+        line(f"first search (indexes the {n:,} memories) {first:.2f} s")
         samples = []
         for _ in range(cfg.scale(10, 2)):
             for query in _queries(cfg.seed):
@@ -67,24 +75,22 @@ def _search_p50(cfg: Config) -> Check:
             f"search(query=..., limit=10) p50 {p50:.2f} ms, p95 "
             f"{percentile(samples, 0.95) * 1e3:.2f} ms over {len(samples)} queries"
         )
-    return Check.at_most("search", f"search p50 at {n:,} memories", p50, 20.0, " ms")
+    return [
+        Check.info(
+            "search", f"first search at {n:,} memories (indexes them)", round(first, 2), " s"
+        ),
+        Check.at_most("search", f"search p50 at {n:,} memories", p50, 20.0, " ms"),
+    ]
 
 
-class _NoIndex:
-    """Makes the store's index statements no-ops (the baseline of the overhead)."""
-
-    def __enter__(self) -> None:
-        self.saved = sqlite_store_module._index
-        sqlite_store_module._index = lambda conn, writes, versions: None
-
-    def __exit__(self, *exc: object) -> None:
-        sqlite_store_module._index = self.saved
+CATCH_UP_EVERY = 10  # writes between two searches, in the overhead's measurement
 
 
 def _write_overhead(cfg: Config) -> Check:
     n = cfg.scale(3_000, 300)
     values = [v for _, v in _memories(n, cfg.seed + 1)]
-    indexed = AgentRuntime("bench", store=cfg.tmp / "indexed.db")
+    store = SqliteStore(cfg.tmp / "indexed.db")
+    indexed = AgentRuntime("bench", store=store)
     plain = AgentRuntime("bench", store=cfg.tmp / "plain.db")
     with_index = without = 0.0
     clock = time.perf_counter
@@ -95,19 +101,21 @@ def _write_overhead(cfg: Config) -> Check:
                 if side:
                     t = clock()
                     indexed.remember(f"k{i}", value)
+                    if i % CATCH_UP_EVERY == CATCH_UP_EVERY - 1:
+                        catch_up(store._connection())
                     with_index += clock() - t
                 else:
-                    with _NoIndex():
-                        t = clock()
-                        plain.remember(f"k{i}", value)
-                        without += clock() - t
+                    t = clock()
+                    plain.remember(f"k{i}", value)
+                    without += clock() - t
     finally:
         indexed.close()
+        store.close()
         plain.close()
     overhead = (with_index - without) / without * 100
     line(
-        f"remember: {with_index / n * 1e6:.0f} us with the index, "
-        f"{without / n * 1e6:.0f} us without: {overhead:+.1f}%"
+        f"remember: {with_index / n * 1e6:.0f} us with the index (caught up every"
+        f" {CATCH_UP_EVERY} writes), {without / n * 1e6:.0f} us without: {overhead:+.1f}%"
     )
     return Check.at_most("search", "index write overhead", overhead, 25.0, "%")
 
@@ -144,7 +152,7 @@ def _fixture(cfg: Config) -> list[Check]:
 
 def bench_search(cfg: Config) -> list[Check]:
     section("search by words (SQLite FTS5)")
-    return [_search_p50(cfg), _write_overhead(cfg), *_fixture(cfg)]
+    return [*_search_p50(cfg), _write_overhead(cfg), *_fixture(cfg)]
 
 
 if __name__ == "__main__":

@@ -32,35 +32,36 @@ def keys(items: list[object]) -> list[str]:
 
 def test_writes_do_not_touch_the_index(sqlite_path: Path) -> None:
     statements: list[str] = []
-    with SqliteStore(sqlite_path, tracer=statements.append) as store:
-        with AgentRuntime("bot", store=store) as agent:
-            statements.clear()  # (the migrations: they create the index)
-            agent.remember("a", "green tea")
-            agent.remember_many({"b": "black tea", "c": {"drink": "coffee"}})
-            agent.forget("a")
-            assert not [s for s in statements if "search_" in s]  
-            statements.clear()
-            assert keys(agent.search(query="tea")) == ["b"]
-            assert any("search_text" in s for s in statements)  # indexed by the search
-            statements.clear()
-            assert keys(agent.search(query="coffee")) == ["c"]
-            # nothing written since: no write transaction at all
-            assert not [s for s in statements if s.startswith("BEGIN")]
-            agent.remember("b", "rooibos")
-            assert agent.search(query="tea") == []
-            assert keys(agent.search(query="rooibos")) == ["b"]
+    store = SqliteStore(sqlite_path, tracer=statements.append)
+    with store, AgentRuntime("bot", store=store) as agent:
+        statements.clear()  # (the migrations: they create the index)
+        agent.remember("a", "green tea")
+        agent.remember_many({"b": "black tea", "c": {"drink": "coffee"}})
+        agent.forget("a")
+        assert not [s for s in statements if "search_" in s]
+        statements.clear()
+        assert keys(agent.search(query="tea")) == ["b"]
+        assert any("search_text" in s for s in statements)  # indexed by the search
+        statements.clear()
+        assert keys(agent.search(query="coffee")) == ["c"]
+        # nothing written since: no write transaction at all
+        assert not [s for s in statements if s.startswith("BEGIN")]
+        agent.remember("b", "rooibos")
+        assert agent.search(query="tea") == []
+        assert keys(agent.search(query="rooibos")) == ["b"]
 
 
 def test_another_store_on_the_file_indexes_what_this_one_wrote(sqlite_path: Path) -> None:
-    with AgentRuntime("bot", store=str(sqlite_path)) as writer:
-        with AgentRuntime("bot", store=str(sqlite_path)) as reader:
-            assert reader.search(query="tea") == []
-            writer.remember("a", "green tea")
-            assert keys(reader.search(query="tea")) == ["a"]
-            writer.remember("a", "espresso")
-            writer.remember("b", "oolong tea")
-            assert keys(writer.search(query="tea")) == ["b"]
-            assert keys(reader.search(query="espresso")) == ["a"]
+    writer = AgentRuntime("bot", store=str(sqlite_path))
+    reader = AgentRuntime("bot", store=str(sqlite_path))
+    with writer, reader:
+        assert reader.search(query="tea") == []
+        writer.remember("a", "green tea")
+        assert keys(reader.search(query="tea")) == ["a"]
+        writer.remember("a", "espresso")
+        writer.remember("b", "oolong tea")
+        assert keys(writer.search(query="tea")) == ["b"]
+        assert keys(reader.search(query="espresso")) == ["a"]
 
 
 def test_a_read_only_connection_searches_the_index_as_it_is(sqlite_path: Path) -> None:
@@ -86,14 +87,14 @@ def test_processes_writing_and_searching_at_once_find_every_write(sqlite_path: P
     runs = [("bot", "apple"), ("bot", "pear"), ("other", "plum")]  # two share one agent
     procs = [
         subprocess.Popen(
-            [sys.executable, str(PROCS / "search_writer.py"), str(sqlite_path), agent_id, w, str(n)],
+            [sys.executable, str(PROCS / "search_writer.py"), str(sqlite_path), agent, w, str(n)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=env,
         )
-        for agent_id, w in runs
+        for agent, w in runs
     ]
     try:
         for proc in procs:

@@ -422,8 +422,6 @@ def _reads_outside_commits(statements: list[str]) -> list[str]:
     """The SQL a saver ran besides its commits (BEGIN ... COMMIT: the write and its event)."""
     out, in_commit = [], False
     for sql in statements:
-        if sql.startswith("-- "):  # SQLite's own statements inside one (FTS5's, at COMMIT)
-            continue
         word = sql.lstrip().split(" ", 1)[0].upper()
         if word == "BEGIN":
             in_commit = True

@@ -2,7 +2,7 @@
 words of a query) and ``recall_similar`` (ranked matches with a score and why).
 
 Ranking by words uses the store's full-text index (SQLite FTS5, PostgreSQL full text),
-kept in each write's own transaction. A search ``as_of`` an earlier point ranks that
+which a returned write is in at once. A search ``as_of`` an earlier point ranks that
 point's memory in the process with the same lexical rules (:mod:`octopoda.search`).
 """
 

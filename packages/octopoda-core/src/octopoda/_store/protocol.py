@@ -132,8 +132,9 @@ class Store(Protocol):
         with its relevance (> 0, higher is better; the scale is the backend's).
 
         The text of a version is its key and the strings of its value
-        (:func:`octopoda.search.document_text`). The index is updated in the commit's own
-        transaction: a returned write is found at once; a tombstoned or erased key is not.
+        (:func:`octopoda.search.document_text`). A returned write is found at once (the index
+        is updated in the commit, or, on SQLite, by the search before it queries); a
+        tombstoned or erased key is not.
         """
         ...
 

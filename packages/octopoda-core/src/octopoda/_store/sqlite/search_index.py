@@ -18,7 +18,7 @@ indexed (the query still leaves out any key whose indexed version is no longer c
 from __future__ import annotations
 
 import sqlite3
-from typing import Final
+from typing import Any, Final
 
 from ..._search.lexical import document_text
 from ..ops import agent_namespace
@@ -30,26 +30,26 @@ _BEHIND: Final = (
     "SELECT a.id, COALESCE(s.seq, 0), a.head_seq FROM agents a"
     " LEFT JOIN search_marks s ON s.agent = a.id WHERE a.head_seq > COALESCE(s.seq, 0)"
 )
-# The keys the events (mark, head] of one agent wrote (params: own namespace, agent, mark, head).
+# The keys the events (mark, head] of one agent wrote, each with its newest version
+# (params: own namespace, agent, mark, head): (namespace, key, version, encoding, value,
+# erased), version None for a key without any (never: the events wrote one).
 _WRITTEN: Final = (
-    "SELECT DISTINCT COALESCE(json_extract(w.value, '$.namespace'), ?),"
-    " json_extract(w.value, '$.key') FROM events e, json_each(e.payload, '$.writes') w"
-    " WHERE e.agent = ? AND e.seq > ? AND e.seq <= ?"
+    "WITH c (namespace, key) AS (SELECT DISTINCT"
+    " COALESCE(json_extract(w.value, '$.namespace'), ?), json_extract(w.value, '$.key')"
+    " FROM events e, json_each(e.payload, '$.writes') w"
+    " WHERE e.agent = ? AND e.seq > ? AND e.seq <= ?)"
+    " SELECT c.namespace, c.key, m.version, m.encoding, m.value, m.erased FROM c"
+    " LEFT JOIN memories m ON m.namespace = c.namespace AND m.key = c.key AND m.version ="
+    " (SELECT MAX(x.version) FROM memories x WHERE x.namespace = c.namespace AND x.key = c.key)"
 )
-_NEWEST: Final = (
-    "SELECT version, encoding, value, erased FROM memories WHERE namespace = ? AND key = ?"
-    " ORDER BY version DESC LIMIT 1"
-)
-_PUT_DOC: Final = (
-    "INSERT INTO search_docs (namespace, key, version) VALUES (?, ?, ?)"
-    " ON CONFLICT (namespace, key) DO UPDATE SET version = excluded.version RETURNING id"
-)
-_PUT_TEXT: Final = "INSERT OR REPLACE INTO search_text (rowid, body) VALUES (?, ?)"
 DROP_TEXT: Final = (
     "DELETE FROM search_text WHERE rowid = (SELECT id FROM search_docs"
     " WHERE namespace = ? AND key = ?)"
 )
 DROP_DOC: Final = "DELETE FROM search_docs WHERE namespace = ? AND key = ?"
+_LAST_DOC: Final = "SELECT COALESCE(MAX(id), 0) FROM search_docs"
+_PUT_DOC: Final = "INSERT INTO search_docs (id, namespace, key, version) VALUES (?, ?, ?, ?)"
+_PUT_TEXT: Final = "INSERT INTO search_text (rowid, body) VALUES (?, ?)"
 _SET_MARK: Final = (
     "INSERT INTO search_marks (agent, seq) VALUES (?, ?)"
     " ON CONFLICT (agent) DO UPDATE SET seq = excluded.seq"
@@ -65,8 +65,7 @@ def catch_up(conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
         for agent, mark, head in conn.execute(_BEHIND).fetchall():  # again, under the lock
             own = agent_namespace(agent)
-            for namespace, key in conn.execute(_WRITTEN, (own, agent, mark, head)).fetchall():
-                _reindex(conn, namespace, key)
+            _reindex(conn, conn.execute(_WRITTEN, (own, agent, mark, head)).fetchall())
             conn.execute(_SET_MARK, (agent, head))
         conn.execute("COMMIT")
     except BaseException as exc:
@@ -77,14 +76,19 @@ def catch_up(conn: sqlite3.Connection) -> None:
         raise
 
 
-def _reindex(conn: sqlite3.Connection, namespace: str, key: str) -> None:
-    newest = conn.execute(_NEWEST, (namespace, key)).fetchone()
-    text = None
-    if newest is not None and not newest[3]:
-        text = document_text(key, newest[1], newest[2])
-    if text is None:
-        conn.execute(DROP_TEXT, (namespace, key))
-        conn.execute(DROP_DOC, (namespace, key))
-        return
-    doc = conn.execute(_PUT_DOC, (namespace, key, newest[0])).fetchone()[0]
-    conn.execute(_PUT_TEXT, (doc, text))
+def _reindex(conn: sqlite3.Connection, written: list[tuple[Any, ...]]) -> None:
+    """Each written key's text replaced by its newest version's, or removed: old rows out,
+    new rows in, each kind of statement run for all the keys at once."""
+    keys = [(namespace, key) for namespace, key, *_ in written]
+    conn.executemany(DROP_TEXT, keys)
+    conn.executemany(DROP_DOC, keys)
+    docs, texts = [], []
+    next_id = conn.execute(_LAST_DOC).fetchone()[0] + 1
+    for namespace, key, version, encoding, value, erased in written:
+        text = None if version is None or erased else document_text(key, encoding, value)
+        if text is not None:
+            docs.append((next_id, namespace, key, version))
+            texts.append((next_id, text))
+            next_id += 1
+    conn.executemany(_PUT_DOC, docs)
+    conn.executemany(_PUT_TEXT, texts)
