@@ -183,7 +183,7 @@ def test_keys_sort_like_sqlite_binary(pg: PostgresStore, tmp_path: Path) -> None
 # -- statements and locks ---------------------------------------------------------------------
 
 
-def test_a_remember_is_seven_statements_in_two_round_trips(
+def test_a_remember_is_six_statements_in_two_round_trips(
     postgres_clean_url: str, tmp_path: Path
 ) -> None:
     import psycopg
@@ -210,7 +210,6 @@ def test_a_remember_is_seven_statements_in_two_round_trips(
             LOCK,
             q.HEAD_AND_KEY,  # ---- round trip 1 ends; the pipeline runs here
             q.INSERT_MEMORY,
-            q.PUT_SEARCH,  # the key's search row, in the same round trip
             q.INSERT_EVENT,
             "COMMIT",  # ---- round trip 2
         ]

@@ -119,3 +119,30 @@ def test_processes_writing_and_searching_at_once_find_every_write(sqlite_path: P
         )
     with AgentRuntime("other", store=str(sqlite_path)) as other:
         assert len(other.search(query="zebra", limit=None)) == n
+
+
+def test_postgres_stores_writing_and_searching_at_once_find_every_write(
+    postgres_clean_url: str,
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from octopoda import PostgresStore
+
+    def run(word: str) -> list[str]:
+        missed = []
+        with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as a:
+            for i in range(15):
+                a.remember(f"{word}-{i}", f"{word}{i} zebra")
+                if keys(a.search(query=f"{word}{i}")) != [f"{word}-{i}"]:
+                    missed.append(f"{word}-{i}")
+        return missed
+
+    with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as agent:
+        agent.remember("seed", "zebra")  # the schema exists: no migration race
+        with ThreadPoolExecutor(3) as pool:
+            assert list(pool.map(run, ["apple", "pear", "plum"])) == [[], [], []]
+        assert len(agent.search(query="zebra", limit=None)) == 1 + 3 * 15
+        agent.erase("seed")
+        assert "seed" not in keys(agent.search(query="zebra", limit=None))
+        found = store._fetchall("SELECT count(*) FROM memory_search WHERE key = 'seed'", ())
+        assert found == [(0,)]

@@ -61,6 +61,7 @@ def test_postgres_backfill(postgres_clean_url: str) -> None:
     conn: Any = psycopg.connect(postgres_clean_url, autocommit=True)
     try:
         conn.execute("DROP TABLE memory_search")
+        conn.execute("DROP TABLE search_marks")
         conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
     finally:
         conn.close()
@@ -79,6 +80,7 @@ def test_postgres_backfill_of_text_jsonb_cannot_hold(postgres_clean_url: str, va
     conn: Any = psycopg.connect(postgres_clean_url, autocommit=True)
     try:
         conn.execute("DROP TABLE memory_search")
+        conn.execute("DROP TABLE search_marks")
         conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
     finally:
         conn.close()

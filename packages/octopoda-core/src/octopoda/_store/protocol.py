@@ -132,9 +132,9 @@ class Store(Protocol):
         with its relevance (> 0, higher is better; the scale is the backend's).
 
         The text of a version is its key and the strings of its value
-        (:func:`octopoda.search.document_text`). A returned write is found at once (the index
-        is updated in the commit, or, on SQLite, by the search before it queries); a
-        tombstoned or erased key is not.
+        (:func:`octopoda.search.document_text`). A returned write is found at once (the SQL
+        stores bring their index up to date before they query); a tombstoned or erased
+        key is not.
         """
         ...
 

@@ -3,9 +3,9 @@
 Each backend keeps one index row per key that has a current value: its newest version and
 the text :func:`~octopoda._search.lexical.document_text` makes of it (SQLite: the
 ``search_docs`` table and the FTS5 table ``search_text``; PostgreSQL: ``memory_search``
-with a ``tsvector`` and its GIN index). On PostgreSQL a commit replaces a key's row in its
-own transaction; on SQLite the search brings the index up to date before it queries
-(``sqlite/search_index.py``). Either way a tombstone or an erasure removes the row, a
+with a ``tsvector`` and its GIN index). A commit does not touch them: the search brings
+the index up to date before it queries (``sqlite/search_index.py``,
+``postgres/search_index.py``). Either way a tombstone or an erasure removes the row, a
 returned write is searchable at once and a forgotten key is not. The query joins the row's
 version in ``memories`` for the value, and leaves out expired values (at ``now``) like every
 other read.

@@ -24,7 +24,6 @@ from typing import Any
 from ..._audit.chain import GENESIS_HASH
 from ..._errors import InvalidInput
 from ..._records import Event
-from ..._search.lexical import document_text, index_words
 from ..ops import (
     CreateSpace,
     EraseKey,
@@ -50,6 +49,7 @@ from ..run_reads import run_of
 from . import schema as q
 from .driver import Connection
 from .locks import LOCK, lock_plan
+from .search_index import SEARCH_LOCK, SEARCH_LOCK_SQL
 
 __all__ = ["Attempt", "RoundTrips", "check_storable"]
 
@@ -244,7 +244,6 @@ class RoundTrips:
             if self.tracer is not None:
                 self.tracer(q.INSERT_MEMORY)
             conn.cursor().executemany(q.INSERT_MEMORY, rows)
-        self._index(conn, plan)
         for conflict_id, conflict in zip(self.conflict_ids, plan.conflicts, strict=True):
             run(conn, q.INSERT_CONFLICT, (conflict_id, *conflict[:9]))
         self._apply_ops(conn, plan, agent, seq, time)
@@ -257,16 +256,6 @@ class RoundTrips:
             sql = q.REPLACE_SNAPSHOT if self.replace_snapshot else q.INSERT_SNAPSHOT
             run(conn, sql, (agent, self.snapshot, seq, event.time))
         run(conn, "COMMIT")
-
-    def _index(self, conn: Connection, plan: CommitPlan) -> None:
-        """Each written key's search row replaced by its new version's, or removed."""
-        for w, version in zip(plan.writes, plan.versions, strict=True):
-            text = document_text(w.key, w.encoding, w.data)
-            if text is None:
-                self.run(conn, q.DROP_SEARCH, (w.namespace, w.key))
-            else:
-                indexed = index_words(text[: q.MAX_INDEXED_CHARS])
-                self.run(conn, q.PUT_SEARCH, (w.namespace, w.key, version, indexed))
 
     def _apply_ops(
         self, conn: Connection, plan: CommitPlan, agent: str, seq: int, time: float
@@ -289,6 +278,7 @@ class RoundTrips:
             elif isinstance(op, EraseKey):
                 _, versions = next(erasures)
                 run(conn, q.ERASE, (op.namespace, op.key, list(versions)))
+                run(conn, SEARCH_LOCK_SQL, (SEARCH_LOCK,))  # (no catch-up writes it back)
                 run(conn, q.DROP_SEARCH, (op.namespace, op.key))
             elif isinstance(op, SetRunStatus):
                 status = (op.run_id, op.status, op.reason, time, seq)

@@ -65,6 +65,7 @@ TABLES: Final = (
     "messages",
     "runs",
     "memory_search",
+    "search_marks",
 )
 
 CREATE_MIGRATIONS_TABLE: Final = (
@@ -224,6 +225,12 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
                 FROM (SELECT DISTINCT ON (namespace, key) namespace, key, version, encoding,
                       value_text, erased FROM memories ORDER BY namespace, key, version DESC) m
                 WHERE m.encoding <> 'tombstone' AND NOT m.erased""",
+            # Per agent, the seq of the newest event indexed (postgres/search_index.py).
+            """CREATE TABLE search_marks (
+                agent       text COLLATE "C" PRIMARY KEY,
+                seq         bigint NOT NULL
+            )""",
+            "INSERT INTO search_marks (agent, seq) SELECT id, head_seq FROM agents",
         ),
     ),
 )
@@ -283,7 +290,10 @@ SEARCH: Final = SearchSql(
     f" replace(plainto_tsquery({TEXT_SEARCH_CONFIG}, ?)::text, ' & ', ' | ')::tsquery AS query) q"
     " JOIN memory_search s ON s.document @@ q.query"
     " JOIN memories m ON m.namespace = s.namespace AND m.key = s.key AND m.version = s.version"
-    " WHERE s.namespace = ?",
+    " WHERE s.namespace = ?"
+    # (a key a concurrent write moved on since the catch-up read it: indexed again next)
+    " AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.namespace = m.namespace"
+    " AND n.key = m.key AND n.version > m.version)",
     " ".join,
 )
 
