@@ -1698,8 +1698,6 @@ REMEMBER_STATEMENTS = [
     "BEGIN IMMEDIATE",
     "SELECT head_seq, head_hash, (SELECT MAX(version)",
     "INSERT INTO memories",
-    "INSERT INTO search_docs",  # the key's search row and text (search_reads.py)
-    "INSERT OR REPLACE INTO search_text",
     "INSERT INTO events",
     "UPDATE agents",
     "COMMIT",
@@ -1727,9 +1725,7 @@ def test_remember_issues_exactly_the_pinned_statements(
 ) -> None:
     rt, statements = traced
     rt.remember(key, {"v": 1}, tags=["t"], ttl=60)
-    # ("-- " statements are FTS5's own, run inside ours: SQLite's, not pinned here)
-    ours = [s for s in statements if not s.startswith("-- ")]
-    assert _shape(ours, REMEMBER_STATEMENTS) == REMEMBER_STATEMENTS
+    assert _shape(statements, REMEMBER_STATEMENTS) == REMEMBER_STATEMENTS
 
 
 @pytest.mark.parametrize(
