@@ -84,6 +84,7 @@ RUNTIME_SUITES = [
         "test_signing",
         "test_runs",
         "test_limits",
+        "test_search",
     )
 ]
 

@@ -3,7 +3,8 @@
     python bench/run_all.py [--quick] [--json PATH] [--only NAME,...] [--no-predecessor]
 
 (``nox -s bench -- --quick`` passes the flags through.) Benchmarks: remember, recall,
-scale, multiproc, import, predecessor, loops, audit, postgres; see bench/README.md. Exit
+scale, multiproc, import, predecessor, loops, audit, postgres, search; see
+bench/README.md. Exit
 status 1 if a target is missed (except with ``--quick``, a smoke run whose small samples
 prove little) or a benchmark crashed.
 """
@@ -31,6 +32,7 @@ from bench_memory import bench_recall, bench_remember
 from bench_multiproc import bench_multiproc
 from bench_predecessor import bench_predecessor
 from bench_scale import bench_scale
+from bench_search import bench_search
 from postgres_bench import bench_postgres
 
 import octopoda
@@ -45,6 +47,7 @@ NAMES = [
     "loops",
     "audit",
     "postgres",
+    "search",
 ]
 
 
@@ -137,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             "loops": lambda: bench_loops(cfg),
             "audit": lambda: bench_audit(cfg),
             "postgres": lambda: bench_postgres(cfg),
+            "search": lambda: bench_search(cfg),
         }
         for name in only:
             t0 = time.perf_counter()

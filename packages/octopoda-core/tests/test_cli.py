@@ -840,6 +840,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda memory history",
         "octopoda memory list",
         "octopoda memory put",
+        "octopoda memory search",
         "octopoda timeline",
         "octopoda version",
     ]
@@ -884,3 +885,29 @@ def test_preview_and_table() -> None:
     assert preview(b"hi") == '{"$bytes":"aGk="}'
     assert table(["A", "LONG"], [["xyz", "1"], ["q", "22"]]) == "A    LONG\nxyz  1\nq    22"
     assert table([], []) == ""
+
+
+# -- memory search ------------------------------------------------------------------------------
+
+
+def test_memory_search_ranks_by_words(db: Path) -> None:
+    put(db, "user/diet", '"The user eats vegetarian food"')
+    put(db, "user/name", '"Alice"')
+    put(db, "ops/db", '"PostgreSQL 15"', "--tag", "ops")
+    out = ok("memory", "search", "--store", str(db), "-a", "bot", "what does the user eat?").stdout
+    lines = out.splitlines()
+    assert lines[0].split() == ["SCORE", "KEY", "WORDS", "VALUE"]
+    assert lines[1].split()[:3] == ["1.00", "user/diet", "user,eat"]
+    assert lines[2].split()[:2] == ["0.50", "user/name"]
+    assert "no embedder is configured" in lines[-1]
+    doc = ok_json("memory", "search", "--store", str(db), "-a", "bot", "user", "--limit", "1")
+    assert doc["mode"] == "lexical" and "no embedder" in doc["note"]
+    assert [m["key"] for m in doc["matches"]] == ["user/diet"]
+    assert doc["matches"][0]["why"]["lexical_rank"] == 1
+    assert 0 < doc["matches"][0]["score"] <= 1
+    tagged = ok_json(
+        "memory", "search", "--store", str(db), "-a", "bot", "postgresql", "--tag", "ops"
+    )
+    assert [m["key"] for m in tagged["matches"]] == ["ops/db"]
+    none = ok("memory", "search", "--store", str(db), "-a", "bot", "'; DROP TABLE x; --").stdout
+    assert none == "no memory of agent 'bot' holds a word of \"'; DROP TABLE x; --\"\n"

@@ -403,8 +403,11 @@ def test_erased_bytes_are_in_neither_the_database_nor_the_wal(sqlite_path: Path)
         agent.remember("document", long.decode(), tags=["pii"])
         agent.remember_many({f"kept{i:02d}": "x" * 40 for i in range(10)})
         agent.remember("email", {"old": SECRET})
+        # the search indexes them (its words: lower-cased, stemmed by porter)
+        assert [i.key for i in agent.search(query="longsecret")] == ["document"]
         db, wal = _on_disk(sqlite_path)
         assert short in db + wal and long[:4000] in db + wal  # the test can fail
+        assert b"longsecret" in db + wal
 
         statements.clear()
         assert agent.erase("email") is not None
@@ -413,11 +416,19 @@ def test_erased_bytes_are_in_neither_the_database_nor_the_wal(sqlite_path: Path)
         db, wal = _on_disk(sqlite_path)
         assert short not in db and short not in wal
         assert b"LONGSECRET-" not in db and b"LONGSECRET-" not in wal
+        # nor the words the search index made of it (lower-cased, stemmed by porter)
+        assert b"longsecret" not in db and b"longsecret" not in wal
         assert wal == b""  # checkpointed and truncated
         assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 0  # restored
         update = next(i for i, s in enumerate(statements) if s.startswith("UPDATE memories"))
         assert statements[update - 1] == "PRAGMA secure_delete = ON"
-        assert statements[update + 1] == "PRAGMA secure_delete = OFF"
+        restored = statements.index("PRAGMA secure_delete = OFF", update)
+        ours = [s for s in statements[update + 1 : restored] if not s.startswith("-- ")]
+        assert [s.split(" ")[0:3] for s in ours] == [  # the key leaves the search index
+            ["DELETE", "FROM", "search_text"],
+            ["DELETE", "FROM", "search_docs"],
+            ["INSERT", "INTO", "search_text"],  # ('optimize': its segments merged)
+        ]
         commit = statements.index("COMMIT")
         assert "PRAGMA wal_checkpoint(TRUNCATE)" in statements[commit:]
         assert agent.recall("kept00").value == "x" * 40

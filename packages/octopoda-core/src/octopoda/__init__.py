@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from ._runtime.runs import RunInfo
     from ._runtime.runtime import AgentRuntime
     from ._runtime.views import Decision, MemoryDiff, MemoryView
+    from ._search.results import MatchReason, SimilarMatch, SimilarResults
     from ._store.postgres.store import PostgresStore
     from ._store.protocol import Store
     from ._store.sqlite.store import SqliteStore
@@ -87,6 +88,9 @@ _LAZY: dict[str, str] = {
     "SharedValue": "._runtime.collab",
     "SharedVersion": "._runtime.collab",
     "LoopPolicy": "._loops",
+    "MatchReason": "._search.results",
+    "SimilarMatch": "._search.results",
+    "SimilarResults": "._search.results",
     "Stats": "._runtime.actions",
     "LoopEventRef": "._loops",
     "LoopSignal": "._loops",
@@ -198,6 +202,7 @@ __all__ = [
     "LoopPolicy",
     "LoopSignal",
     "LoopStatus",
+    "MatchReason",
     "MemoryDiff",
     "MemoryHealth",
     "MemoryItem",
@@ -218,6 +223,8 @@ __all__ = [
     "SharedValue",
     "SharedVersion",
     "SignedHead",
+    "SimilarMatch",
+    "SimilarResults",
     "Snapshot",
     "SnapshotNotFound",
     "SqliteStore",

@@ -30,6 +30,7 @@ from ._errors import AccessDenied, InvalidInput, NotFound, VersionConflict
 from ._records import Event
 from ._runtime.pipeline import Pipeline
 from ._runtime.runtime import AgentRuntime
+from ._search.conformance import SearchConformance
 from ._store.ops import (
     CreateSpace,
     EraseKey,
@@ -97,7 +98,7 @@ def _tombstone(key: str, namespace: str = _NS) -> MemoryWrite:
     return MemoryWrite(namespace, key, "tombstone", None, None)
 
 
-class StoreConformance:
+class StoreConformance(SearchConformance):
     """The store contract. Subclass it and provide a ``store`` fixture."""
 
     pipeline = Pipeline()

@@ -1,4 +1,4 @@
-"""``octopoda memory put|get|history|list|forget|erase`` and ``octopoda export|import``."""
+"""``octopoda memory put|get|history|list|search|forget|erase`` and ``octopoda export|import``."""
 
 from __future__ import annotations
 
@@ -230,6 +230,53 @@ def list_(
         for item in items
     ]
     click.echo(table(["KEY", "VERSION", "UPDATED", "EXPIRES", "TAGS", "VALUE"], lines))
+
+
+@memory.command("search")
+@store_option
+@agent_option
+@click.argument("query")
+@click.option("--prefix", default="", metavar="P", help="Only keys starting with P.")
+@click.option("--tag", "tags", multiple=True, metavar="T", help="Only keys tagged T (repeatable).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    metavar="N",
+    help="Show at most N matches.",
+)
+@json_option
+@pass_state
+def search(
+    state: CliState,
+    agent: str,
+    query: str,
+    prefix: str,
+    tags: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Find the memories that best match the words of QUERY, best first, each with its
+    score (the share of the query's words it holds) and the words found."""
+    runtime = state.runtime(agent)
+    found = runtime.recall_similar(query, limit=limit, prefix=prefix, tags=tags or None)
+    if as_json:
+        matches = [{**record(m.item), "score": m.score, "why": m.why._asdict()} for m in found]
+        click.echo(
+            to_json({"query": query, "mode": found.mode, "note": found.note, "matches": matches})
+        )
+        return
+    if not found:
+        click.echo(f"no memory of agent {agent!r} holds a word of {query!r}")
+        return
+    lines = [
+        [f"{m.score:.2f}", text_cell(m.key), ",".join(m.why.terms) or "-", preview(m.value)]
+        for m in found
+    ]
+    click.echo(table(["SCORE", "KEY", "WORDS", "VALUE"], lines))
+    if found.note:
+        click.echo(f"({found.note})")
 
 
 @memory.command("forget")

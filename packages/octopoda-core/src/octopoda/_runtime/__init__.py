@@ -2,9 +2,10 @@
 
 ``base.py`` is the commit path every verb goes through (an event, the store's transaction
 with the events pipeline of ``pipeline.py``, then the loop policy). The verbs are grouped by
-what they are about, one mixin each: ``memory.py`` (remember, recall, search, forget,
-erase), ``history.py`` (snapshots, restore, export and import, health), ``decisions.py``
-(decisions, as-of views, timeline, diff; the views themselves are in ``views.py``),
+what they are about, one mixin each: ``memory.py`` (remember, recall, listing, forget,
+erase), ``search.py`` (search by words, recall_similar), ``history.py`` (snapshots,
+restore, export and import, health), ``decisions.py`` (decisions, as-of views, timeline,
+diff; the views themselves are in ``views.py``),
 ``actions.py`` (tool and LLM calls, handoffs, loop status), ``runs.py`` (the breaker's
 controls, per agent and per run, and the runs listing),
 ``collab.py`` (shared spaces, messages, goals). ``runtime.py`` puts them together;

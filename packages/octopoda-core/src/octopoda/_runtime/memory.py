@@ -1,4 +1,5 @@
-"""Memory verbs of ``AgentRuntime``: remember, recall, history, search, forget, erase."""
+"""Memory verbs of ``AgentRuntime``: remember, recall, history, listing, forget, erase
+(``search`` by words is in ``search.py``)."""
 
 from __future__ import annotations
 
@@ -170,7 +171,7 @@ class MemoryMixin(RuntimeBase):
             erased=row.erased,
         )
 
-    def search(
+    def _listing(
         self,
         prefix: str = "",
         *,
@@ -179,7 +180,7 @@ class MemoryMixin(RuntimeBase):
         offset: int = 0,
     ) -> list[MemoryItem]:
         """Current values whose key starts with ``prefix`` (exact, case-sensitive) and that
-        carry every tag in ``tags``, ordered by key."""
+        carry every tag in ``tags``, ordered by key (``search`` without a query)."""
         rows = self._store.current(
             self._ns,
             prefix=validate_prefix(prefix),
@@ -204,7 +205,7 @@ class MemoryMixin(RuntimeBase):
 
     def keys(self, prefix: str = "") -> list[str]:
         """Keys that currently have a value, ordered."""
-        return [item.key for item in self.search(prefix, limit=None)]
+        return [item.key for item in self._listing(prefix, limit=None)]
 
     def _tombstones(
         self, keys: Callable[[float], list[str]], payload: dict[str, Any]

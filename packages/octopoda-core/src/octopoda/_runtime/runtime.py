@@ -8,11 +8,20 @@ from .decisions import DecisionsMixin
 from .history import HistoryMixin
 from .memory import MemoryMixin
 from .runs import RunsMixin
+from .search import SearchMixin
 
 __all__ = ["AgentRuntime"]
 
 
-class AgentRuntime(MemoryMixin, HistoryMixin, DecisionsMixin, ActionsMixin, RunsMixin, CollabMixin):
+class AgentRuntime(
+    SearchMixin,
+    MemoryMixin,
+    HistoryMixin,
+    DecisionsMixin,
+    ActionsMixin,
+    RunsMixin,
+    CollabMixin,
+):
     """One agent's memory: every write a new version, every change an audited event.
 
     ``store`` is a path, ``"sqlite:///..."`` URL, ``":memory:"``, an open

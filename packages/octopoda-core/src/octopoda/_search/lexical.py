@@ -19,6 +19,7 @@ __all__ = [
     "bm25",
     "coverage",
     "document_text",
+    "index_words",
     "query_terms",
     "saturate",
     "string_leaves",
@@ -80,6 +81,14 @@ def document_text(key: str, encoding: str, data: str | bytes | None) -> str | No
     return text
 
 
+def index_words(text: str) -> str:
+    """``text`` as its words (runs of letters and digits) separated by spaces: how a
+    full-text index that has its own notion of tokens (PostgreSQL's parser reads
+    ``user/name`` as one file path, ``a.b@c.d`` as one email) is given text, so that it
+    splits words as FTS5's ``unicode61`` and :func:`query_terms` do."""
+    return " ".join(_TERM.findall(text))
+
+
 def _stem(word: str) -> str:
     # Just enough folding that "tea"/"teas" and "prefers"/"prefer" meet; not a real stemmer.
     for suffix in ("ing", "ed", "es", "s"):
@@ -95,9 +104,11 @@ def tokenize(text: str) -> list[str]:
 
 def query_terms(query: str) -> list[str]:
     """The distinct words of a query as a full-text index splits text (runs of letters
-    and digits, lower-cased), in order, at most :data:`MAX_TERMS`. Any text is safe: what
-    is not a letter or digit (quotes, operators, SQL) only separates words."""
-    return list(dict.fromkeys(w.lower() for w in _TERM.findall(query)))[:MAX_TERMS]
+    and digits, lower-cased), in order, at most :data:`MAX_TERMS`; :data:`STOPWORDS` left
+    out unless the query has nothing else. Any text is safe: what is not a letter or digit
+    (quotes, operators, SQL) only separates words."""
+    words = list(dict.fromkeys(w.lower() for w in _TERM.findall(query)))
+    return ([w for w in words if w not in STOPWORDS] or words)[:MAX_TERMS]
 
 
 def _fold(word: str) -> str:

@@ -116,6 +116,28 @@ class Store(Protocol):
         """
         ...
 
+    def search(
+        self,
+        namespace: str,
+        terms: Sequence[str],
+        *,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        now: float | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[tuple[StoredRow, float]]:
+        """Current values (as :meth:`current` without ``include_dead``) whose text holds
+        any of ``terms`` (lower-cased words: letters and digits only), best first, each
+        with its relevance (> 0, higher is better; the scale is the backend's).
+
+        The text of a version is its key and the strings of its value
+        (:func:`octopoda.search.document_text`). A returned write is found at once (the SQL
+        stores bring their index up to date before they query); a tombstoned or erased
+        key is not.
+        """
+        ...
+
     def all_versions(self, namespace: str) -> Iterator[StoredRow]:
         """Every version of every key, by key then version."""
         ...

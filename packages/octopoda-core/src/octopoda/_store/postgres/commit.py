@@ -49,6 +49,7 @@ from ..run_reads import run_of
 from . import schema as q
 from .driver import Connection
 from .locks import LOCK, lock_plan
+from .search_index import SEARCH_LOCK, SEARCH_LOCK_SQL
 
 __all__ = ["Attempt", "RoundTrips", "check_storable"]
 
@@ -277,6 +278,8 @@ class RoundTrips:
             elif isinstance(op, EraseKey):
                 _, versions = next(erasures)
                 run(conn, q.ERASE, (op.namespace, op.key, list(versions)))
+                run(conn, SEARCH_LOCK_SQL, (SEARCH_LOCK,))  # (no catch-up writes it back)
+                run(conn, q.DROP_SEARCH, (op.namespace, op.key))
             elif isinstance(op, SetRunStatus):
                 status = (op.run_id, op.status, op.reason, time, seq)
                 run(conn, q.SET_RUN_STATUS, (agent, *status))

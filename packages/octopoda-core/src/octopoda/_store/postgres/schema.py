@@ -30,6 +30,7 @@ from ..ops import MemoryWrite
 from ..reads import Dialect, ReadSql
 from ..rows import StoredRow, checked_row, checked_tags
 from ..run_reads import RunSql
+from ..search_reads import SearchSql
 
 __all__ = [
     "CREATE_MIGRATIONS_TABLE",
@@ -37,6 +38,7 @@ __all__ = [
     "MIGRATION_LOCK",
     "READS",
     "RUN_READS",
+    "SEARCH",
     "TABLES",
     "PostgresDialect",
     "memory_row",
@@ -45,6 +47,11 @@ __all__ = [
 # pg_advisory_xact_lock key serialising migrations in one database: ASCII "octopoda" as a
 # big-endian signed 64-bit integer. Commits lock hashed keys (see lock_plan).
 MIGRATION_LOCK: Final = int.from_bytes(b"octopoda", "big", signed=True)
+
+# The text search configuration of the search index (English stemming and stopwords).
+TEXT_SEARCH_CONFIG: Final = "'english'::regconfig"
+# Text past this many characters is not indexed (a tsvector holds at most 1 MB).
+MAX_INDEXED_CHARS: Final = 200_000
 
 # The tables Octopoda owns, besides schema_migrations (for info() and integrity_check()).
 TABLES: Final = (
@@ -57,6 +64,8 @@ TABLES: Final = (
     "conflicts",
     "messages",
     "runs",
+    "memory_search",
+    "search_marks",
 )
 
 CREATE_MIGRATIONS_TABLE: Final = (
@@ -189,6 +198,41 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             )""",
         ),
     ),
+    (
+        "0006_search",
+        (
+            # One row per key with a current value: its newest version and its text's
+            # tsvector (search_reads.py).
+            """CREATE TABLE memory_search (
+                namespace   text COLLATE "C" NOT NULL,
+                key         text COLLATE "C" NOT NULL,
+                version     bigint NOT NULL,
+                document    tsvector NOT NULL,
+                PRIMARY KEY (namespace, key)
+            )""",
+            "CREATE INDEX memory_search_document ON memory_search USING GIN (document)",
+            # The index of the memories already stored (document_text's text, in SQL, its
+            # ASCII punctuation made spaces as index_words does; a JSON text jsonb cannot
+            # hold, with \u0000, is indexed by its key only).
+            f"""INSERT INTO memory_search (namespace, key, version, document)
+                SELECT m.namespace, m.key, m.version, to_tsvector({TEXT_SEARCH_CONFIG},
+                  regexp_replace(m.key || CASE WHEN m.encoding = 'json'
+                  AND m.value_text NOT LIKE '%\\\\u0000%'
+                  THEN COALESCE((SELECT ' ' || string_agg(s #>> '{{}}', ' ')
+                    FROM jsonb_path_query(m.value_text::jsonb, 'strict $.**') s
+                    WHERE jsonb_typeof(s) = 'string'), '') ELSE '' END,
+                  '[[:punct:][:space:]]+', ' ', 'g'))
+                FROM (SELECT DISTINCT ON (namespace, key) namespace, key, version, encoding,
+                      value_text, erased FROM memories ORDER BY namespace, key, version DESC) m
+                WHERE m.encoding <> 'tombstone' AND NOT m.erased""",
+            # Per agent, the seq of the newest event indexed (postgres/search_index.py).
+            """CREATE TABLE search_marks (
+                agent       text COLLATE "C" PRIMARY KEY,
+                seq         bigint NOT NULL
+            )""",
+            "INSERT INTO search_marks (agent, seq) SELECT id, head_seq FROM agents",
+        ),
+    ),
 )
 
 # -- reads --------------------------------------------------------------------------------
@@ -241,6 +285,19 @@ class PostgresDialect(Dialect):
 
 READS: Final = ReadSql(PostgresDialect())
 RUN_READS: Final = RunSql(READS.dialect)
+# Any of the words: plainto_tsquery (which never fails on any text) with its ANDs made ORs.
+SEARCH: Final = SearchSql(
+    READS.dialect,
+    "SELECT {columns}, ts_rank(s.document, q.query) AS score FROM (SELECT"
+    f" replace(plainto_tsquery({TEXT_SEARCH_CONFIG}, ?)::text, ' & ', ' | ')::tsquery AS query) q"
+    " JOIN memory_search s ON s.document @@ q.query"
+    " JOIN memories m ON m.namespace = s.namespace AND m.key = s.key AND m.version = s.version"
+    " WHERE s.namespace = ?"
+    # (a key a concurrent write moved on since the catch-up read it: indexed again next)
+    " AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.namespace = m.namespace"
+    " AND n.key = m.key AND n.version > m.version)",
+    " ".join,
+)
 
 # -- a commit -----------------------------------------------------------------------------
 
@@ -322,6 +379,13 @@ REPLACE_SNAPSHOT: Final = (
     INSERT_SNAPSHOT + " ON CONFLICT (agent, name) DO UPDATE"
     " SET seq = EXCLUDED.seq, created_at = EXCLUDED.created_at"
 )
+# The search index of one key (search_reads.py): its row replaced, or removed.
+PUT_SEARCH: Final = (
+    "INSERT INTO memory_search (namespace, key, version, document) VALUES (%s, %s, %s,"
+    f" to_tsvector({TEXT_SEARCH_CONFIG}, %s)) ON CONFLICT (namespace, key) DO UPDATE"
+    " SET version = EXCLUDED.version, document = EXCLUDED.document"
+)
+DROP_SEARCH: Final = "DELETE FROM memory_search WHERE namespace = %s AND key = %s"
 EVENT_HASH: Final = "SELECT hash FROM events WHERE agent = %s AND seq = %s"
 PUT_SIGNED_HEAD: Final = (
     "INSERT INTO signed_heads (agent, seq, public_key, hash, signature, created_at)"

@@ -32,8 +32,11 @@ from ..._errors import ConfigError, OctopodaError, SchemaTooNew, StorageError
 from ..._records import Event
 from ..ops import MemoryWrite, Op
 from ..reads import SqlReads
+from ..rows import StoredRow
 from ..run_reads import RunReads
+from ..search_reads import SearchReads
 from . import schema as q
+from . import search_index as si
 from .commit import Attempt, RoundTrips, check_storable
 from .driver import (
     Connection,
@@ -58,7 +61,7 @@ _SEARCH_PATH_HINT: Final = "give Octopoda its own database or schema (?options=-
 _inherited: list[Any] = []
 
 
-class PostgresStore(SqlReads, RunReads):
+class PostgresStore(SqlReads, RunReads, SearchReads):
     """A store in a PostgreSQL database, shared by any number of processes and hosts.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:5432/dbname?sslmode=...``);
@@ -77,6 +80,7 @@ class PostgresStore(SqlReads, RunReads):
 
     _reads = q.READS
     _run_sql = q.RUN_READS
+    _search_sql = q.SEARCH
 
     def __init__(
         self,
@@ -377,6 +381,50 @@ class PostgresStore(SqlReads, RunReads):
     def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
         rows: list[Any] = self._fetch(sql, params, False)
         return rows
+
+    def search(
+        self,
+        namespace: str,
+        terms: Sequence[str],
+        *,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        now: float | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[tuple[StoredRow, float]]:
+        """As :meth:`SearchReads.search`, after indexing the writes since the last search
+        (:mod:`.search_index`: the index is brought up to date by searches, not writes)."""
+        if terms:
+            self._catch_up()
+        return super().search(
+            namespace, terms, prefix=prefix, tags=tags, now=now, limit=limit, offset=offset
+        )
+
+    def _catch_up(self) -> None:
+        for attempt in range(3):
+            try:
+                with self._pool().connection() as conn:
+                    if not self._exec(conn, si.BEHIND).fetchall():
+                        return
+                    with conn.transaction():
+                        self._exec(conn, si.SEARCH_LOCK_SQL, (si.SEARCH_LOCK,))
+                        for agent, mark, head in self._exec(conn, si.BEHIND).fetchall():
+                            params = si.written_params(agent, mark, head)
+                            puts, drops = si.written_rows(
+                                self._exec(conn, si.WRITTEN, params).fetchall()
+                            )
+                            conn.cursor().executemany(q.DROP_SEARCH, drops)
+                            conn.cursor().executemany(q.PUT_SEARCH, puts)
+                            self._exec(conn, si.SET_MARK, (agent, head))
+                return
+            except psycopg.errors.ReadOnlySqlTransaction:
+                return  # (a standby or read-only session: searched as last indexed)
+            except psycopg.Error as exc:
+                if attempt < 2 and is_disconnect(exc):
+                    self._recover(exc, attempt)
+                    continue
+                raise self._error(exc) from None
 
     def put_signed_head(self, head: SignedHead) -> None:
         params = (head.agent, head.seq, head.public_key, head.hash, head.signature)

@@ -13,8 +13,18 @@ from ..ops import MemoryWrite
 from ..reads import Dialect, ReadSql
 from ..rows import StoredRow, checked_row, parse_tags
 from ..run_reads import RunSql
+from ..search_reads import SearchSql
 
-__all__ = ["APPLICATION_ID", "MIGRATIONS", "READS", "RUN_READS", "SqliteDialect", "memory_row"]
+__all__ = [
+    "APPLICATION_ID",
+    "MIGRATIONS",
+    "READS",
+    "RUN_READS",
+    "SEARCH",
+    "SqliteDialect",
+    "fts_match",
+    "memory_row",
+]
 
 # Written into the file header (PRAGMA application_id) so `octopoda doctor` and the store can
 # tell an Octopoda file from some other SQLite database. ASCII "Octo".
@@ -147,6 +157,40 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    (
+        "0006_search",
+        (
+            # One row per key with a current value: its newest version (search_reads.py).
+            """CREATE TABLE search_docs (
+                id          INTEGER PRIMARY KEY,
+                namespace   TEXT NOT NULL,
+                key         TEXT NOT NULL,
+                version     INTEGER NOT NULL,
+                UNIQUE (namespace, key)
+            )""",
+            # Its text (rowid = search_docs.id): key and the value's strings.
+            "CREATE VIRTUAL TABLE search_text USING fts5(body, tokenize = "
+            "'porter unicode61 remove_diacritics 2')",
+            # The index of the memories already stored (document_text's text, in SQL).
+            """INSERT INTO search_docs (namespace, key, version)
+                SELECT m.namespace, m.key, m.version FROM memories m
+                WHERE m.version = (SELECT MAX(x.version) FROM memories x
+                                   WHERE x.namespace = m.namespace AND x.key = m.key)
+                AND m.encoding <> 'tombstone' AND NOT m.erased""",
+            """INSERT INTO search_text (rowid, body)
+                SELECT d.id, d.key || CASE WHEN m.encoding = 'json' THEN COALESCE(
+                    (SELECT char(10) || group_concat(j.value, char(10)) FROM json_tree(m.value) j
+                     WHERE j.type = 'text'), '') ELSE '' END
+                FROM search_docs d JOIN memories m
+                ON m.namespace = d.namespace AND m.key = d.key AND m.version = d.version""",
+            # Per agent, the seq of the newest event indexed (sqlite/search_index.py).
+            """CREATE TABLE search_marks (
+                agent       TEXT PRIMARY KEY,
+                seq         INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+            "INSERT INTO search_marks (agent, seq) SELECT id, head_seq FROM agents",
+        ),
+    ),
 )
 
 
@@ -224,6 +268,24 @@ class SqliteDialect(Dialect):
 READS: Final = ReadSql(SqliteDialect())
 RUN_READS: Final = RunSql(READS.dialect)
 
+
+def fts_match(terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of ``terms``, each a quoted string (never an operator)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+SEARCH: Final = SearchSql(
+    READS.dialect,
+    "SELECT {columns}, -bm25(search_text) AS score FROM search_text"
+    " JOIN search_docs d ON d.id = search_text.rowid"
+    " JOIN memories m ON m.namespace = d.namespace AND m.key = d.key AND m.version = d.version"
+    " WHERE search_text MATCH ? AND d.namespace = ?"
+    # (a key whose indexed version is no longer its newest: only a read-only file's index)
+    " AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.namespace = m.namespace"
+    " AND n.key = m.key AND n.version > m.version)",
+    fts_match,
+)
+
 # -- a commit -----------------------------------------------------------------------------
 
 HEAD: Final = "SELECT head_seq, head_hash FROM agents WHERE id = ?"
@@ -281,6 +343,7 @@ ERASE: Final = (
     "UPDATE memories SET value = NULL, erased = 1 WHERE namespace = ? AND key = ?"
     " AND erased = 0 AND encoding != 'tombstone'"
 )
+OPTIMIZE_SEARCH: Final = "INSERT INTO search_text (search_text) VALUES ('optimize')"
 PUT_SIGNED_HEAD: Final = (
     "INSERT OR REPLACE INTO signed_heads (agent, seq, public_key, hash, signature, created_at)"
     " VALUES (?, ?, ?, ?, ?, ?)"

@@ -50,7 +50,9 @@ from ..planner import (
 from ..reads import CHUNK, SqlReads, collect_preconditions, queue_preconditions
 from ..rows import StoredRow
 from ..run_reads import RunReads
+from ..search_reads import SearchReads
 from . import schema as q
+from . import search_index
 from .connection import DRIVER_ERRORS, connect, storage_error
 
 __all__ = ["SqliteStore"]
@@ -61,7 +63,7 @@ _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_dele
 _CHECKPOINT_WAIT_MS: Final = 100
 
 
-class SqliteStore(SqlReads, RunReads):
+class SqliteStore(SqlReads, RunReads, SearchReads):
     """The embedded store: one SQLite file (or ``":memory:"``).
 
     ``durability="normal"`` (default) makes a returned write survive a process crash
@@ -74,6 +76,7 @@ class SqliteStore(SqlReads, RunReads):
 
     _reads = q.READS
     _run_sql = q.RUN_READS
+    _search_sql = q.SEARCH
 
     def __init__(
         self,
@@ -388,6 +391,29 @@ class SqliteStore(SqlReads, RunReads):
             except DRIVER_ERRORS as exc:
                 raise self._storage_error(exc) from None
 
+    def search(
+        self,
+        namespace: str,
+        terms: Sequence[str],
+        *,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        now: float | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[tuple[StoredRow, float]]:
+        """As :meth:`SearchReads.search`, after indexing the writes since the last search
+        (:mod:`.search_index`: the index is brought up to date by searches, not writes)."""
+        with self._lock:
+            if terms:
+                try:
+                    search_index.catch_up(self._connection())
+                except DRIVER_ERRORS as exc:
+                    raise self._storage_error(exc) from None
+            return super().search(
+                namespace, terms, prefix=prefix, tags=tags, now=now, limit=limit, offset=offset
+            )
+
     # -- maintenance ----------------------------------------------------------------------
 
     def info(self) -> dict[str, Any]:
@@ -427,11 +453,16 @@ def _rowid(cursor: sqlite3.Cursor) -> int:
 def _erase_securely(conn: sqlite3.Connection, op: EraseKey) -> None:
     """Inside the write transaction: drop the values of ``op.key`` with ``secure_delete`` on,
     so SQLite overwrites the freed bytes with zeros instead of leaving them in free space;
-    the connection's previous setting is restored afterwards."""
+    the connection's previous setting is restored afterwards. The key leaves the search
+    index, whose segments are then merged (``optimize``) so that no word of the erased
+    value stays in them."""
     previous = conn.execute("PRAGMA secure_delete").fetchone()[0]
     conn.execute("PRAGMA secure_delete = ON")
     try:
         conn.execute(q.ERASE, (op.namespace, op.key))
+        conn.execute(search_index.DROP_TEXT, (op.namespace, op.key))
+        conn.execute(search_index.DROP_DOC, (op.namespace, op.key))
+        conn.execute(q.OPTIMIZE_SEARCH)
     finally:
         conn.execute(f"PRAGMA secure_delete = {_SECURE_DELETE[previous]}")
 

@@ -1,0 +1,169 @@
+"""Search by words: p50 of ``agent.search(query=...)`` at 100,000 memories, the write
+overhead of the full-text index, and lexical recall@5 / MRR on the retrieval fixture.
+
+    python bench/bench_search.py [--quick]      (or: nox -s bench -- --only search)
+
+Targets (issue 17): search p50 <= 20 ms at 100,000 memories on SQLite; the index adds at
+most 25% to a ``remember``. On SQLite a write does not touch the index; the search before
+it queries indexes the writes since the last one (``_store/sqlite/search_index.py``). So
+the overhead is the time of those catch-ups spread over the writes, which depends on how
+often an application searches: interleaved, op by op, ``remember`` on a store whose index
+is brought up to date every 10 writes (information) or every 100 writes (the target), that
+time counted, against the same ``remember`` on a store never searched, so both sides see
+the same moment of a shared machine. (Each catch-up is one transaction, whose FTS5 segment
+flush costs about as much as indexing tens of memories.) The first search at 100,000
+memories, which indexes them all, is reported on its own. The fixture figures are
+information (lexical only: no embedder here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from _common import BENCH_DIR, Check, Config, bulk_load, line, percentile, section
+
+from octopoda import AgentRuntime, SqliteStore
+from octopoda._store.sqlite.search_index import catch_up
+
+SYLLABLES = tuple(
+    ["ka", "lo", "mi", "ne", "su", "ta", "vi", "ro", "pe", "du", "ga", "zo", "be", "ni", "fu", "ha"]
+)
+VOCABULARY = [a + b + c for a in SYLLABLES for b in SYLLABLES for c in SYLLABLES[:12]]  # 3,072
+# Word frequencies follow Zipf's law (s = 1.1), as words of natural text do: a few words are
+# in many memories, most in few. Queries use words of ranks 50 to 1,000, and one unknown word.
+WEIGHTS = [1 / (rank + 1) ** 1.1 for rank in range(len(VOCABULARY))]
+WORDS_PER_MEMORY = 12
+
+
+def _queries(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    picks = [" ".join(rng.sample(VOCABULARY[50:1000], 2)) for _ in range(9)]
+    return [*picks, "zebra"]
+
+
+def _memories(n: int, seed: int) -> Iterator[tuple[str, Any]]:
+    rng = random.Random(seed)
+    for i in range(n):
+        words = " ".join(rng.choices(VOCABULARY, WEIGHTS, k=WORDS_PER_MEMORY))
+        yield f"fact/{i:06d}", {"text": f"note {i}: {words}", "source": rng.choice(VOCABULARY)}
+
+
+def _search_p50(cfg: Config) -> list[Check]:
+    n = cfg.scale(100_000, 5_000)
+    path = cfg.tmp / "search.db"
+    with SqliteStore(path) as store, AgentRuntime("bench", store=store) as agent:
+        t0 = time.perf_counter()
+        bulk_load(agent, _memories(n, cfg.seed), batch=10_000)
+        line(f"loaded {n:,} memories in {time.perf_counter() - t0:.1f} s")
+        t0 = time.perf_counter()
+        agent.search(query="zebra", limit=10)  # indexes all of them
+        first = time.perf_counter() - t0
+        line(f"first search (indexes the {n:,} memories) {first:.2f} s")
+        samples = []
+        for _ in range(cfg.scale(10, 2)):
+            for query in _queries(cfg.seed):
+                t = time.perf_counter()
+                agent.search(query=query, limit=10)
+                samples.append(time.perf_counter() - t)
+        p50 = percentile(samples, 0.5) * 1e3
+        line(
+            f"search(query=..., limit=10) p50 {p50:.2f} ms, p95 "
+            f"{percentile(samples, 0.95) * 1e3:.2f} ms over {len(samples)} queries"
+        )
+    return [
+        Check.info(
+            "search", f"first search at {n:,} memories (indexes them)", round(first, 2), " s"
+        ),
+        Check.at_most("search", f"search p50 at {n:,} memories", p50, 20.0, " ms"),
+    ]
+
+
+def _write_overhead(cfg: Config, every: int) -> Check:
+    """``remember`` with a search (its catch-up) after every ``every`` writes, against the
+    same ``remember`` never searched."""
+    n = cfg.scale(3_000, 300)
+    values = [v for _, v in _memories(n, cfg.seed + 1)]
+    store = SqliteStore(cfg.tmp / "indexed.db")
+    indexed = AgentRuntime("bench", store=store)
+    plain = AgentRuntime("bench", store=cfg.tmp / "plain.db")
+    with_index = without = 0.0
+    clock = time.perf_counter
+    try:
+        for i, value in enumerate(values):
+            first_indexed = i % 2 == 0
+            for side in (True, False) if first_indexed else (False, True):
+                if side:
+                    t = clock()
+                    indexed.remember(f"k{i}", value)
+                    if i % every == every - 1:
+                        catch_up(store._connection())
+                    with_index += clock() - t
+                else:
+                    t = clock()
+                    plain.remember(f"k{i}", value)
+                    without += clock() - t
+    finally:
+        indexed.close()
+        store.close()
+        plain.close()
+    overhead = (with_index - without) / without * 100
+    line(
+        f"remember: {with_index / n * 1e6:.0f} us with the index (caught up every"
+        f" {every} writes), {without / n * 1e6:.0f} us without: {overhead:+.1f}%"
+    )
+    metric = f"index write overhead, a search every {every} writes"
+    if every < 100:
+        return Check.info("search", metric, round(overhead, 1), "%")
+    return Check.at_most("search", metric, overhead, 25.0, "%")
+
+
+def _fixture(cfg: Config) -> list[Check]:
+    data = json.loads((BENCH_DIR / "data" / "retrieval.json").read_text("utf-8"))
+    path = cfg.tmp / "fixture.db"
+    agents: dict[str, AgentRuntime] = {}
+    ids: dict[tuple[str, str], str] = {}
+    try:
+        for m in data["memories"]:
+            agent = agents.get(m["agent"])
+            if agent is None:
+                agent = agents[m["agent"]] = AgentRuntime(m["agent"], store=path)
+            agent.remember(m["key"], m["value"], tags=m.get("tags") or None)
+            ids[(m["agent"], m["key"])] = m["id"]
+        hits = mrr = 0.0
+        for q in data["queries"]:
+            found = agents[q["agent"]].recall_similar(q["query"], limit=5)
+            ranked = [ids[(q["agent"], match.key)] for match in found]
+            wanted = {k for k, grade in q["relevant"].items() if grade == 2}
+            hits += any(r in wanted for r in ranked)
+            mrr += next((1 / (i + 1) for i, r in enumerate(ranked) if r in wanted), 0.0)
+        n = len(data["queries"])
+    finally:
+        for agent in agents.values():
+            agent.close()
+    line(f"retrieval fixture, lexical: recall@5 {hits / n:.2f}, MRR {mrr / n:.2f} ({n} queries)")
+    return [
+        Check.info("search", "fixture recall@5 (lexical)", round(hits / n, 3)),
+        Check.info("search", "fixture MRR (lexical)", round(mrr / n, 3)),
+    ]
+
+
+def bench_search(cfg: Config) -> list[Check]:
+    section("search by words (SQLite FTS5)")
+    overheads = [_write_overhead(cfg, every) for every in (10, 100)]
+    return [*_search_p50(cfg), *overheads, *_fixture(cfg)]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="octopoda-bench-search-") as tmp:
+        for check in bench_search(Config(quick=args.quick, tmp=Path(tmp))):
+            print(check.bench, check.metric, check.value, check.target, check.status)

@@ -1,0 +1,105 @@
+"""The full-text search of current memories, for every SQL backend.
+
+Each backend keeps one index row per key that has a current value: its newest version and
+the text :func:`~octopoda._search.lexical.document_text` makes of it (SQLite: the
+``search_docs`` table and the FTS5 table ``search_text``; PostgreSQL: ``memory_search``
+with a ``tsvector`` and its GIN index). A commit does not touch them: the search brings
+the index up to date before it queries (``sqlite/search_index.py``,
+``postgres/search_index.py``). Either way a tombstone or an erasure removes the row, a
+returned write is searchable at once and a forgotten key is not. The query joins the row's
+version in ``memories`` for the value, and leaves out expired values (at ``now``) like every
+other read.
+
+A query is a list of words (:func:`~octopoda._search.lexical.query_terms`: letters and
+digits only) that a backend turns into its own syntax (``"a" OR "b"`` for FTS5,
+``plainto_tsquery`` with ``|`` for PostgreSQL), any of which may match; so no text a user
+types can be a syntax error or an operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from .reads import Dialect, prefix_upper_bound
+from .rows import StoredRow
+
+__all__ = ["SearchReads", "SearchSql"]
+
+
+class SearchSql:
+    """One dialect's search statement. ``source`` selects ``m`` (the memories columns, the
+    newest version of each indexed key) and ``score`` (higher is better), given two
+    parameters: the match (``match(terms)``) and the namespace."""
+
+    def __init__(
+        self, dialect: Dialect, source: str, match: Callable[[Sequence[str]], Any]
+    ) -> None:
+        self.dialect = dialect
+        columns = ", ".join("m." + c for c in dialect.memory_columns.split(", "))
+        self.source = dialect.sql(source.replace("{columns}", columns))
+        self.match = match
+
+    def search(
+        self,
+        namespace: str,
+        terms: Sequence[str],
+        *,
+        prefix: str,
+        tags: Sequence[str],
+        now: float | None,
+        limit: int | None,
+        offset: int,
+    ) -> tuple[str, list[Any]]:
+        d = self.dialect
+        p = d.param
+        where = ["m.encoding <> 'tombstone' AND NOT m.erased"]
+        params: list[Any] = [self.match(terms), namespace]
+        if prefix:
+            where.append(f"m.key >= {p}")
+            params.append(prefix)
+            upper = prefix_upper_bound(prefix)
+            if upper is not None:
+                where.append(f"m.key < {p}")
+                params.append(upper)
+        if now is not None:
+            where.append(f"(m.expires_at IS NULL OR m.expires_at > {p})")
+            params.append(now)
+        if tags:
+            conditions, tag_params = d.has_tags(tags)
+            where += conditions
+            params += tag_params
+        page, page_params = d.limit_offset(limit, offset)
+        sql = f"{self.source} AND {' AND '.join(where)} ORDER BY score DESC, m.key{page}"
+        return sql, params + page_params
+
+
+class SearchReads:
+    """The search read of the ``Store`` protocol. A backend sets ``_search_sql`` (its
+    dialect's :class:`SearchSql`) and provides ``_fetchall``."""
+
+    _search_sql: ClassVar[SearchSql]
+
+    def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def search(
+        self,
+        namespace: str,
+        terms: Sequence[str],
+        *,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        now: float | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[tuple[StoredRow, float]]:
+        """Current values of ``namespace`` whose text holds any of ``terms``, best first,
+        each with its relevance (BM25 on SQLite, ``ts_rank`` on PostgreSQL; > 0)."""
+        if not terms:
+            return []
+        sql, params = self._search_sql.search(
+            namespace, terms, prefix=prefix, tags=tags, now=now, limit=limit, offset=offset
+        )
+        row = self._search_sql.dialect.row
+        return [(row(r[:-1]), float(r[-1])) for r in self._fetchall(sql, params)]

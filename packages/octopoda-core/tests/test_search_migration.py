@@ -1,0 +1,88 @@
+"""Migration 0006_search indexes the memories a store already holds, on SQLite and on
+PostgreSQL, as the write path would have: the current, live version of each key (JSON
+strings and the key; bytes by the key only; tombstoned and erased keys not at all)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from octopoda import AgentRuntime, SqliteStore
+
+
+def _fill(agent: AgentRuntime) -> None:
+    agent.remember("user/diet", {"likes": ["green tea", "oat milk"], "n": 3})
+    agent.remember("user/diet", {"likes": "espresso"})  # the current version counts
+    agent.remember("photo", b"\x89PNG tea")
+    agent.remember("gone", "forgotten tea")
+    agent.forget("gone")
+    agent.remember("secret", "erased tea")
+    agent.erase("secret")
+    agent.remember("städte", "Zürich and Köln")
+
+
+def _expect(agent: AgentRuntime) -> None:
+    found = {q: [i.key for i in agent.search(query=q)] for q in ("espresso", "tea", "photo")}
+    assert found == {"espresso": ["user/diet"], "tea": [], "photo": ["photo"]}
+    assert [i.key for i in agent.search(query="diet")] == ["user/diet"]
+    assert [i.key for i in agent.search(query="zürich")] == ["städte"]
+
+
+def test_sqlite_backfill(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
+        _fill(agent)
+        _expect(agent)
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:  # back to schema 5, as a file written before search existed
+        conn.execute("DROP TABLE search_text")
+        conn.execute("DROP TABLE search_docs")
+        conn.execute("DROP TABLE search_marks")
+        conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
+        conn.execute("PRAGMA user_version = 5")
+    finally:
+        conn.close()
+    with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
+        _expect(agent)
+        assert "0006_search" in store.info()["migrations"]
+
+
+def test_postgres_backfill(postgres_clean_url: str) -> None:
+    import psycopg
+
+    from octopoda import PostgresStore
+
+    with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as agent:
+        _fill(agent)
+        _expect(agent)
+    conn: Any = psycopg.connect(postgres_clean_url, autocommit=True)
+    try:
+        conn.execute("DROP TABLE memory_search")
+        conn.execute("DROP TABLE search_marks")
+        conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
+    finally:
+        conn.close()
+    with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as agent:
+        _expect(agent)
+
+
+@pytest.mark.parametrize("value", ["plain \\u0000 text", {"k": "nul \x00 inside"}])
+def test_postgres_backfill_of_text_jsonb_cannot_hold(postgres_clean_url: str, value: Any) -> None:
+    import psycopg
+
+    from octopoda import PostgresStore
+
+    with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as agent:
+        agent.remember("odd", value)
+    conn: Any = psycopg.connect(postgres_clean_url, autocommit=True)
+    try:
+        conn.execute("DROP TABLE memory_search")
+        conn.execute("DROP TABLE search_marks")
+        conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
+    finally:
+        conn.close()
+    with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as agent:
+        assert [i.key for i in agent.search(query="odd")] == ["odd"]
