@@ -239,7 +239,8 @@ def test_event_text_that_is_not_utf8_is_reported(tmp_path: Any, column: str) -> 
 READER = """
 import os, sys
 from octopoda import AgentRuntime, SqliteStore, StorageError
-import octopoda._store.sqlite.store  # (everything is imported before dropping root)
+import octopoda._store.sqlite.store  # (everything is imported before dropping root:
+import logging, unicodedata, urllib.parse  # nobody cannot read root's Python; lazy ones too)
 if os.geteuid() == 0:  # root may write anywhere: read as nobody
     os.setgid(65534)
     os.setuid(65534)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -113,6 +112,8 @@ def query_terms(query: str) -> list[str]:
 
 def _fold(word: str) -> str:
     if not word.isascii():
+        import unicodedata  # (for the first non-ASCII word: not at import)
+
         decomposed = unicodedata.normalize("NFKD", word)
         word = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _stem(word)

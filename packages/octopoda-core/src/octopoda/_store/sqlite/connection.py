@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-import urllib.parse
 from collections.abc import Callable
 from typing import Final
 
@@ -112,6 +111,8 @@ def connect(
 
 
 def _read_only_uri(path: str, mode: str) -> str:
+    import urllib.parse  # (only for a read-only store: not at import)
+
     query = "mode=ro" if mode == "ro" else "immutable=1"
     return f"file:{urllib.parse.quote(path)}?{query}"
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -57,7 +56,12 @@ from .connection import DRIVER_ERRORS, connect, storage_error
 
 __all__ = ["SqliteStore"]
 
-logger = logging.getLogger("octopoda")
+
+def _warn(message: str, *args: object) -> None:
+    import logging  # (on the first warning: most stores never warn)
+
+    logging.getLogger("octopoda").warning(message, *args)
+
 
 _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reports
 _CHECKPOINT_WAIT_MS: Final = 100
@@ -557,7 +561,7 @@ def _check_file(path: str, read_only: bool | None) -> bool:
         directory = os.path.dirname(path)
         read_only = not (os.access(path, os.W_OK) and os.access(directory, os.W_OK))
         if read_only:
-            logger.warning(
+            _warn(
                 "octopoda: %s (or its directory) is not writable: opened read-only; reads"
                 " and audit verification work, writes raise StorageError",
                 path,
@@ -566,7 +570,7 @@ def _check_file(path: str, read_only: bool | None) -> bool:
         if read_only:
             raise StorageError(f"{path} is an empty file (0 bytes) opened read-only: no store")
         if time.time() - info.st_mtime > EMPTY_FILE_AGE:
-            logger.warning(
+            _warn(
                 "octopoda: %s was an empty file (0 bytes): set up as a new, empty store; if it"
                 " held a store before, restore it from a backup",
                 path,
