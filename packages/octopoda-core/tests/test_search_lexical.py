@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from octopoda.search import (
     bm25,
     cosine,
@@ -74,3 +76,19 @@ def test_cosine() -> None:
     assert cosine([1.0, 0.0], [1.0, 0.0]) == 1.0
     assert cosine([1.0, 0.0], [0.0, 1.0]) == 0.0
     assert cosine([0.0, 0.0], [1.0, 1.0]) == 0.0
+
+
+def test_similar_results_are_an_immutable_sequence_of_their_matches() -> None:
+    from octopoda import MemoryItem, SimilarResults
+    from octopoda.search import MatchReason, SimilarMatch
+
+    item = MemoryItem("diet", "vegetarian", 1, 0.0, (), None, 1)
+    match = SimilarMatch(item, 1.0, MatchReason("lexical", 1, 2.5, ("vegetarian",)))
+    results = SimilarResults("vegetarian?", (match,), "lexical", "no embedder")
+    assert len(results) == 1 and results[0] is match and list(results) == [match]
+    assert results == SimilarResults("vegetarian?", (match,), "lexical", "no embedder")
+    assert results != SimilarResults("vegetarian?", (), "lexical", "no embedder")
+    assert hash(results) == hash(SimilarResults("vegetarian?", (match,), "lexical", "no embedder"))
+    assert "query='vegetarian?'" in repr(results) and not SimilarResults("q", (), "lexical")
+    with pytest.raises(AttributeError, match="immutable"):
+        results.note = None  # type: ignore[misc]

@@ -9,22 +9,18 @@ point's memory in the process with the same lexical rules (:mod:`octopoda.search
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import InvalidInput
 from .._records import MemoryItem
+from .._search.lexical import bm25, coverage, query_terms, texts_of
+from .._search.results import LEXICAL_NOTE, MatchReason, SimilarMatch, SimilarResults
 from .._store import StoredRow
 from .._values import decode_value, validate_prefix, validate_tags
 from .base import checked_limit
 from .decisions import DecisionsMixin
 from .memory import MemoryMixin
 from .views import Decision, MemoryView
-
-if TYPE_CHECKING:
-    from .._search.results import SimilarResults
-
-# octopoda._search (its tokenizer, BM25 and result types) is imported by the first search:
-# a runtime that never searches does not load it.
 
 __all__ = ["SearchMixin", "rank_items", "search_terms"]
 
@@ -33,8 +29,6 @@ def search_terms(query: Any) -> list[str]:
     """The words of ``query`` a search matches (none: nothing matches)."""
     if not isinstance(query, str):
         raise InvalidInput(f"query must be a str of words to look for, not {query!r:.80}")
-    from .._search.lexical import query_terms
-
     return query_terms(query)
 
 
@@ -53,8 +47,6 @@ def _item(row: StoredRow) -> MemoryItem:
 def rank_items(query: str, items: Sequence[MemoryItem]) -> list[tuple[MemoryItem, float]]:
     """``items`` that hold a word of ``query``, best first by BM25 (in the process: for
     a point in the past, which the store's index of current values cannot rank)."""
-    from .._search.lexical import bm25, texts_of
-
     scores = bm25(query, [texts_of(i.key, i.value) for i in items])
     ranked = [(item, s) for item, s in zip(items, scores, strict=True) if s > 0]
     ranked.sort(key=lambda pair: (-pair[1], pair[0].key))
@@ -128,9 +120,6 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         """
         if checked_limit(limit) is None or limit < 1:
             raise InvalidInput(f"limit must be a positive int, not {limit!r}")
-        from .._search.lexical import coverage, texts_of
-        from .._search.results import LEXICAL_NOTE, MatchReason, SimilarMatch, SimilarResults
-
         threshold = _checked_score(min_score)
         terms = search_terms(query)
         pool = self._ranked(query, prefix, tags, max(limit * 4, 20), 0)

@@ -1,7 +1,6 @@
 """What a search by meaning returns: ranked matches, each with why it matched."""
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, NamedTuple, overload
 
 from .._records import MemoryItem
@@ -47,16 +46,50 @@ class SimilarMatch(NamedTuple):
         return self.item.value
 
 
-@dataclass(frozen=True)
 class SimilarResults:
     """The matches of ``recall_similar``, best first (a sequence of :class:`SimilarMatch`),
     with how they were ranked: ``mode`` (``"lexical"``) and ``note``, which says once why
-    (e.g. that no embedder is configured)."""
+    (e.g. that no embedder is configured). Immutable; equal when all four fields are.
+    (A plain class: ``dataclasses`` would add its imports, ``inspect`` among them, to
+    ``from octopoda import AgentRuntime``.)"""
 
+    __slots__ = ("matches", "mode", "note", "query")
     query: str
     matches: tuple[SimilarMatch, ...]
     mode: str
-    note: str | None = None
+    note: str | None
+
+    def __init__(
+        self, query: str, matches: tuple[SimilarMatch, ...], mode: str, note: str | None = None
+    ) -> None:
+        for name, value in (("query", query), ("matches", matches), ("mode", mode)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "note", note)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"SimilarResults is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"SimilarResults is immutable: cannot delete {name!r}")
+
+    def __repr__(self) -> str:
+        return (
+            f"SimilarResults(query={self.query!r}, matches={self.matches!r},"
+            f" mode={self.mode!r}, note={self.note!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SimilarResults):
+            return NotImplemented
+        return (self.query, self.matches, self.mode, self.note) == (
+            other.query,
+            other.matches,
+            other.mode,
+            other.note,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.query, self.matches, self.mode, self.note))
 
     def __len__(self) -> int:
         return len(self.matches)
