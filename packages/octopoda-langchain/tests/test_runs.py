@@ -9,6 +9,7 @@ outage, reported); one user's retry loop stops that thread only, and
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,6 +88,16 @@ def build(agent: AgentRuntime, script: list[Any], upstream: Upstream, **options:
     )
 
 
+# Before Python 3.11 asyncio cannot pass a context to the tasks LangGraph starts, so an
+# async graph's middleware does not see the RunnableConfig (LangGraph documents the same for
+# get_config()): its calls are the agent's default run there. Known gap, in the README.
+PY310 = "async graphs on Python 3.10: the thread id does not reach the middleware"
+MODES = [
+    False,
+    pytest.param(True, marks=pytest.mark.skipif(sys.version_info < (3, 11), reason=PY310)),
+]
+
+
 def ask(graph: Any, text: str, thread: str, *, use_async: bool = False) -> list[Any]:
     from langchain_core.messages import HumanMessage
 
@@ -118,7 +129,7 @@ def agent(db_path: str) -> Iterator[AgentRuntime]:
     runtime.store.close()
 
 
-@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("use_async", MODES, ids=["sync", "async"])
 def test_three_threads_failing_once_pause_nobody(agent: AgentRuntime, use_async: bool) -> None:
     users = ("u1", "u2", "u3")
     script: list[Any] = []
@@ -152,7 +163,7 @@ def test_three_threads_failing_once_pause_nobody(agent: AgentRuntime, use_async:
     assert len({e.payload["call_id"] for e in models}) == 6
 
 
-@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("use_async", MODES, ids=["sync", "async"])
 def test_a_looping_thread_is_stopped_alone(agent: AgentRuntime, use_async: bool) -> None:
     from langchain_core.messages import AIMessage
 
