@@ -83,6 +83,11 @@ class SearchReads:
     def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
         raise NotImplementedError
 
+    def _catch_up(self) -> None:
+        """Index the writes since the last search (each backend's ``search_index``: the
+        index is brought up to date by searches, not by writes)."""
+        raise NotImplementedError
+
     def search(
         self,
         namespace: str,
@@ -98,6 +103,7 @@ class SearchReads:
         each with its relevance (BM25 on SQLite, ``ts_rank`` on PostgreSQL; > 0)."""
         if not terms:
             return []
+        self._catch_up()
         sql, params = self._search_sql.search(
             namespace, terms, prefix=prefix, tags=tags, now=now, limit=limit, offset=offset
         )

@@ -32,7 +32,6 @@ from ..._errors import ConfigError, OctopodaError, SchemaTooNew, StorageError
 from ..._records import Event
 from ..ops import MemoryWrite, Op
 from ..reads import SqlReads
-from ..rows import StoredRow
 from ..run_reads import RunReads
 from ..search_reads import SearchReads
 from . import schema as q
@@ -381,25 +380,6 @@ class PostgresStore(SqlReads, RunReads, SearchReads):
     def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
         rows: list[Any] = self._fetch(sql, params, False)
         return rows
-
-    def search(
-        self,
-        namespace: str,
-        terms: Sequence[str],
-        *,
-        prefix: str = "",
-        tags: Sequence[str] = (),
-        now: float | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[tuple[StoredRow, float]]:
-        """As :meth:`SearchReads.search`, after indexing the writes since the last search
-        (:mod:`.search_index`: the index is brought up to date by searches, not writes)."""
-        if terms:
-            self._catch_up()
-        return super().search(
-            namespace, terms, prefix=prefix, tags=tags, now=now, limit=limit, offset=offset
-        )
 
     def _catch_up(self) -> None:
         for attempt in range(3):

@@ -395,28 +395,12 @@ class SqliteStore(SqlReads, RunReads, SearchReads):
             except DRIVER_ERRORS as exc:
                 raise self._storage_error(exc) from None
 
-    def search(
-        self,
-        namespace: str,
-        terms: Sequence[str],
-        *,
-        prefix: str = "",
-        tags: Sequence[str] = (),
-        now: float | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[tuple[StoredRow, float]]:
-        """As :meth:`SearchReads.search`, after indexing the writes since the last search
-        (:mod:`.search_index`: the index is brought up to date by searches, not writes)."""
+    def _catch_up(self) -> None:
         with self._lock:
-            if terms:
-                try:
-                    search_index.catch_up(self._connection())
-                except DRIVER_ERRORS as exc:
-                    raise self._storage_error(exc) from None
-            return super().search(
-                namespace, terms, prefix=prefix, tags=tags, now=now, limit=limit, offset=offset
-            )
+            try:
+                search_index.catch_up(self._connection())
+            except DRIVER_ERRORS as exc:
+                raise self._storage_error(exc) from None
 
     # -- maintenance ----------------------------------------------------------------------
 
