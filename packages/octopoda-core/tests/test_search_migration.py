@@ -41,13 +41,22 @@ def test_sqlite_backfill(tmp_path: Path) -> None:
         conn.execute("DROP TABLE search_text")
         conn.execute("DROP TABLE search_docs")
         conn.execute("DROP TABLE search_marks")
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
+        for table in ("vector_model", "memory_vectors", "vector_marks"):  # (0007_vectors)
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("DELETE FROM schema_migrations WHERE name >= '0006_search'")
         conn.execute("PRAGMA user_version = 5")
     finally:
         conn.close()
     with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
         _expect(agent)
         assert "0006_search" in store.info()["migrations"]
+
+
+def _drop_vector_tables(conn: Any) -> None:
+    """Back to schema 5 on PostgreSQL: 0007_vectors's tables too."""
+    for table in ("memory_vectors", "vector_model", "vector_marks"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("DELETE FROM schema_migrations WHERE name >= '0006_search'")
 
 
 def test_postgres_backfill(postgres_clean_url: str) -> None:
@@ -62,7 +71,7 @@ def test_postgres_backfill(postgres_clean_url: str) -> None:
     try:
         conn.execute("DROP TABLE memory_search")
         conn.execute("DROP TABLE search_marks")
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
+        _drop_vector_tables(conn)
     finally:
         conn.close()
     with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as agent:
@@ -81,7 +90,7 @@ def test_postgres_backfill_of_text_jsonb_cannot_hold(postgres_clean_url: str, va
     try:
         conn.execute("DROP TABLE memory_search")
         conn.execute("DROP TABLE search_marks")
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0006_search'")
+        _drop_vector_tables(conn)
     finally:
         conn.close()
     with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as agent:

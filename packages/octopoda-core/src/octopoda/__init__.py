@@ -16,6 +16,7 @@ from ._errors import (
     AuditChainBroken,
     ConfigError,
     DamagedRow,
+    EmbedderMismatch,
     InvalidAgentId,
     InvalidBundle,
     InvalidInput,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from ._runtime.runs import RunInfo
     from ._runtime.runtime import AgentRuntime
     from ._runtime.views import Decision, MemoryDiff, MemoryView
+    from ._search.embedders import Embedder
     from ._search.results import MatchReason, SimilarMatch, SimilarResults
     from ._store.postgres.store import PostgresStore
     from ._store.protocol import Store
@@ -88,6 +90,7 @@ _LAZY: dict[str, str] = {
     "SharedValue": "._runtime.collab",
     "SharedVersion": "._runtime.collab",
     "LoopPolicy": "._loops",
+    "Embedder": "._search.embedders",
     "MatchReason": "._search.results",
     "SimilarMatch": "._search.results",
     "SimilarResults": "._search.results",
@@ -188,6 +191,8 @@ __all__ = [
     "Conflict",
     "DamagedRow",
     "Decision",
+    "Embedder",
+    "EmbedderMismatch",
     "EraseResult",
     "Event",
     "Goal",

@@ -5,6 +5,7 @@ store boundary and never reach the caller raw::
 
     OctopodaError
     ├── ConfigError            a store URL, path or setting that cannot be used
+    │   └── EmbedderMismatch   the store's vectors are from another model or dimension
     ├── InvalidInput           the caller passed something Octopoda cannot store
     │   ├── InvalidKey         empty, oversized or non-text key
     │   ├── InvalidValue       a value that is not JSON-serialisable (or bytes)
@@ -35,6 +36,7 @@ __all__ = [
     "AuditChainBroken",
     "ConfigError",
     "DamagedRow",
+    "EmbedderMismatch",
     "InvalidAgentId",
     "InvalidBundle",
     "InvalidInput",
@@ -57,6 +59,11 @@ class OctopodaError(Exception):
 
 class ConfigError(OctopodaError):
     """A store URL, path or setting cannot be used."""
+
+
+class EmbedderMismatch(ConfigError):
+    """The store's vectors were made by another embedding model (or dimension) than the
+    one configured: re-embed them with ``octopoda reindex`` (or ``store.reset_vectors()``)."""
 
 
 class InvalidInput(OctopodaError, ValueError):

@@ -60,6 +60,7 @@ from ._store.rows import (
     stored_sha256,
 )
 from ._store.sqlite.store import SqliteStore
+from ._store.vector_reads import VectorModel
 
 if TYPE_CHECKING:
     from ._store.postgres.store import PostgresStore
@@ -107,6 +108,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoredRow",
+    "VectorModel",
     "agent_namespace",
     "is_plain_commit",
     "plan_commit",

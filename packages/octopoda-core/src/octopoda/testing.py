@@ -3,6 +3,8 @@
 * :class:`FrozenClock`: a clock to pass as ``AgentRuntime(..., clock=...)``.
 * :func:`capture_events`: record every event an agent commits, in a ``with`` block.
 * :func:`memory_store`: a fresh in-memory SQLite store.
+* :class:`FakeEmbedder`: a deterministic embedder (hashed bag of words, with synonyms you
+  choose) for testing search by meaning without a model.
 * :class:`StoreConformance`: the contract every store backend passes. A backend's test
   module subclasses it and provides a ``store`` fixture::
 
@@ -19,7 +21,8 @@ This module imports pytest; import it from tests only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,6 +34,7 @@ from ._records import Event
 from ._runtime.pipeline import Pipeline
 from ._runtime.runtime import AgentRuntime
 from ._search.conformance import SearchConformance
+from ._search.lexical import STOPWORDS, tokenize
 from ._store.ops import (
     CreateSpace,
     EraseKey,
@@ -45,7 +49,13 @@ from ._store.ops import (
 from ._store.protocol import Store
 from ._store.sqlite.store import SqliteStore
 
-__all__ = ["FrozenClock", "StoreConformance", "capture_events", "memory_store"]
+__all__ = [
+    "FakeEmbedder",
+    "FrozenClock",
+    "StoreConformance",
+    "capture_events",
+    "memory_store",
+]
 
 
 class FrozenClock:
@@ -60,6 +70,39 @@ class FrozenClock:
     def advance(self, seconds: float) -> float:
         self.now += seconds
         return self.now
+
+
+class FakeEmbedder:
+    """A deterministic :class:`~octopoda.Embedder`: each word (lower-cased, plural and verb
+    endings folded, as the lexical search reads it) is hashed to one of ``dimension``
+    coordinates with a sign, and a text's vector is the sum over its words, unit length.
+    ``synonyms`` maps words to a shared concept (``{"eat": "food", "diet": "food"}``) so
+    that texts with no word in common can still be close: search by meaning without a
+    model. ``calls`` records every batch it was asked to embed."""
+
+    def __init__(
+        self, dimension: int = 64, *, synonyms: dict[str, str] | None = None, name: str = ""
+    ) -> None:
+        self.dimension = dimension
+        self.name = name or f"fake-hashing-{dimension}"
+        self._synonyms = {tokenize(k)[0]: v for k, v in (synonyms or {}).items()}
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [self._vector(text) for text in texts]
+
+    def _vector(self, text: str) -> list[float]:
+        out = [0.0] * self.dimension
+        for word in tokenize(text):
+            if word in STOPWORDS:
+                continue
+            concept = self._synonyms.get(word, word)
+            digest = hashlib.blake2b(concept.encode(), digest_size=8).digest()
+            index = int.from_bytes(digest[:4], "little") % self.dimension
+            out[index] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(x * x for x in out))
+        return [x / norm for x in out] if norm else out
 
 
 def memory_store() -> SqliteStore:

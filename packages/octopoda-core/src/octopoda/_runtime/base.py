@@ -23,6 +23,7 @@ from .._loops.runs import RunState
 from .._records import (
     Event,
 )
+from .._search.embedders import Embedder, embedder_from_env, resolve_embedder
 from .._store import (
     MemoryWrite,
     Op,
@@ -135,9 +136,14 @@ class RuntimeBase:
         processors: Iterable[Processor] = (),
         policy: LoopPolicy | None = None,
         clock: Callable[[], float] | None = None,
+        embedder: Any = None,
     ) -> None:
         self._agent_id = validate_agent_id(agent_id)
         self._store = open_store(store, durability=durability)
+        # None: OCTOPODA_EMBEDDER, if set; "" or False: none (lexical search only)
+        self._embedder: Embedder | None = (
+            embedder_from_env() if embedder is None else resolve_embedder(embedder)
+        )
         self._ns = agent_namespace(self._agent_id)
         self._clock = clock or time.time
         self._guard = LoopGuard(self._agent_id, self._store, policy, self._now())
@@ -157,6 +163,11 @@ class RuntimeBase:
     @property
     def store(self) -> Store:
         return self._store
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder of ``recall_similar`` (None: search is lexical)."""
+        return self._embedder
 
     @property
     def policy(self) -> LoopPolicy:

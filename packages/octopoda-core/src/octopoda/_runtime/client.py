@@ -46,9 +46,11 @@ class Octopoda:
         *,
         durability: Literal["normal", "full"] | None = None,
         clock: Callable[[], float] | None = None,
+        embedder: Any = None,
     ) -> None:
         self._store = open_store(store, durability=durability)
         self._clock = clock or time.time
+        self._embedder = embedder
         self._agents: dict[str, AgentRuntime] = {}
 
     @property
@@ -67,7 +69,12 @@ class Octopoda:
         runtime = self._agents.get(agent_id)
         if runtime is None or policy is not None or processors:
             runtime = AgentRuntime(
-                agent_id, store=self._store, policy=policy, processors=processors, clock=self._clock
+                agent_id,
+                store=self._store,
+                policy=policy,
+                processors=processors,
+                clock=self._clock,
+                embedder=self._embedder,
             )
             self._agents[agent_id] = runtime
         return runtime

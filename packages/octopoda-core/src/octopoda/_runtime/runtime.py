@@ -30,6 +30,10 @@ class AgentRuntime(
     ``processors`` run on every event of this agent before it is chained and stored.
     ``policy`` (a :class:`~octopoda.LoopPolicy`) turns loop detection into intervention;
     by default loops are detected and logged only.
+    ``embedder`` makes ``recall_similar`` hybrid (by meaning and by words): an
+    :class:`~octopoda.Embedder`, a callable from texts to vectors, ``"octopoda-embed"`` (the
+    ``[ai]`` extra's MiniLM, shipped in the package: nothing is downloaded), or None for
+    ``OCTOPODA_EMBEDDER`` if set; without one, search is lexical.
     """
 
     def __enter__(self) -> AgentRuntime:

@@ -42,6 +42,8 @@ __all__ = [
     "ReadSql",
     "SqlReads",
     "collect_preconditions",
+    "key_range",
+    "live_conditions",
     "prefix_upper_bound",
     "queue_preconditions",
 ]
@@ -71,6 +73,39 @@ def prefix_upper_bound(prefix: str) -> str | None:
                 nxt = 0xE000
             return "".join(chars) + chr(nxt)
     return None
+
+
+def key_range(column: str, prefix: str, param: str) -> tuple[list[str], list[Any]]:
+    """``column`` starting with ``prefix`` as a range of the key index (no condition for
+    ``""``)."""
+    if not prefix:
+        return [], []
+    conditions, params = [f"{column} >= {param}"], [prefix]
+    upper = prefix_upper_bound(prefix)
+    if upper is not None:
+        conditions.append(f"{column} < {param}")
+        params.append(upper)
+    return conditions, params
+
+
+def live_conditions(
+    d: "Dialect", *, now: float | None, tags: Sequence[str], include_dead: bool = False
+) -> tuple[list[str], list[Any]]:
+    """The conditions on a version ``m`` of every current read (``Store.current``, search,
+    vector search): no tombstone or erased value and not expired at ``now`` (unless
+    ``include_dead``), and every tag of ``tags``."""
+    conditions: list[str] = []
+    params: list[Any] = []
+    if not include_dead:
+        conditions.append("m.encoding <> 'tombstone' AND NOT m.erased")
+        if now is not None:
+            conditions.append(f"(m.expires_at IS NULL OR m.expires_at > {d.param})")
+            params.append(now)
+    if tags:
+        tag_conditions, tag_params = d.has_tags(tags)
+        conditions += tag_conditions
+        params += tag_params
+    return conditions, params
 
 
 class Dialect:
@@ -211,15 +246,9 @@ class ReadSql:
         p = d.param
         walk = limit is not None and d.walks_key_index
         m = "m." if walk else ""
-        inner = [f"{m}namespace = {p}"]
-        params: list[Any] = [namespace]
-        if prefix:
-            inner.append(f"{m}key >= {p}")
-            params.append(prefix)
-            upper = prefix_upper_bound(prefix)
-            if upper is not None:
-                inner.append(f"{m}key < {p}")
-                params.append(upper)
+        range_conditions, params = key_range(f"{m}key", prefix, p)
+        inner = [f"{m}namespace = {p}", *range_conditions]
+        params.insert(0, namespace)
         if as_of_seq is not None:
             inner.append(f"{m}seq <= {p}")
             params.append(as_of_seq)
@@ -228,15 +257,8 @@ class ReadSql:
         else:
             sql, extra, order = d.latest_per_key(" AND ".join(inner), namespace)
         params += extra
-        outer: list[str] = []
-        if not include_dead:
-            outer.append("m.encoding <> 'tombstone' AND NOT m.erased")
-            if now is not None:
-                outer.append(f"(m.expires_at IS NULL OR m.expires_at > {p})")
-                params.append(now)
-        tag_conditions, tag_params = d.has_tags(tags) if tags else ([], [])
-        outer += tag_conditions
-        params += tag_params
+        outer, outer_params = live_conditions(d, now=now, tags=tags, include_dead=include_dead)
+        params += outer_params
         if outer:
             sql += (" AND " if walk else " WHERE ") + " AND ".join(outer)
         page, page_params = d.limit_offset(limit, offset)

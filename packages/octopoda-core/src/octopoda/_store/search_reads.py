@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from .reads import Dialect, prefix_upper_bound
+from .reads import Dialect, key_range, live_conditions
 from .rows import StoredRow
 
 __all__ = ["SearchReads", "SearchSql"]
@@ -40,6 +40,16 @@ class SearchSql:
         self.source = dialect.sql(source.replace("{columns}", columns))
         self.match = match
 
+    def filters(
+        self, prefix: str, tags: Sequence[str], now: float | None
+    ) -> tuple[list[str], list[Any]]:
+        """The conditions (and their parameters) on a current version ``m`` that a search
+        shares with every current read (:func:`~octopoda._store.reads.live_conditions`)."""
+        d = self.dialect
+        where, params = live_conditions(d, now=now, tags=tags)
+        range_conditions, range_params = key_range("m.key", prefix, d.param)
+        return range_conditions + where, range_params + params
+
     def search(
         self,
         namespace: str,
@@ -52,26 +62,33 @@ class SearchSql:
         offset: int,
     ) -> tuple[str, list[Any]]:
         d = self.dialect
-        p = d.param
-        where = ["m.encoding <> 'tombstone' AND NOT m.erased"]
-        params: list[Any] = [self.match(terms), namespace]
-        if prefix:
-            where.append(f"m.key >= {p}")
-            params.append(prefix)
-            upper = prefix_upper_bound(prefix)
-            if upper is not None:
-                where.append(f"m.key < {p}")
-                params.append(upper)
-        if now is not None:
-            where.append(f"(m.expires_at IS NULL OR m.expires_at > {p})")
-            params.append(now)
-        if tags:
-            conditions, tag_params = d.has_tags(tags)
-            where += conditions
-            params += tag_params
+        where, params = self.filters(prefix, tags, now)
+        params = [self.match(terms), namespace, *params]
         page, page_params = d.limit_offset(limit, offset)
         sql = f"{self.source} AND {' AND '.join(where)} ORDER BY score DESC, m.key{page}"
         return sql, params + page_params
+
+    def current_of_keys(
+        self,
+        namespace: str,
+        keys: Sequence[str],
+        prefix: str,
+        tags: Sequence[str],
+        now: float | None,
+    ) -> tuple[str, list[Any]]:
+        """The current versions of ``keys`` that pass a search's filters (for candidates
+        ranked in the process: a vector search on SQLite)."""
+        d = self.dialect
+        p = d.param
+        columns = ", ".join("m." + c for c in d.memory_columns.split(", "))
+        in_keys, key_params = d.any_of("m.key", keys)
+        where, params = self.filters(prefix, tags, now)
+        sql = (
+            f"SELECT {columns} FROM memories m WHERE m.namespace = {p} AND {in_keys}"
+            " AND m.version = (SELECT MAX(x.version) FROM memories x"
+            " WHERE x.namespace = m.namespace AND x.key = m.key)"
+        )
+        return " AND ".join([sql, *where]), [namespace, *key_params, *params]
 
 
 class SearchReads:

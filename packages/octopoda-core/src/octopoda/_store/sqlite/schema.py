@@ -191,6 +191,33 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "INSERT INTO search_marks (agent, seq) SELECT id, head_seq FROM agents",
         ),
     ),
+    (
+        "0007_vectors",
+        (
+            # The model whose vectors the store holds (one row; none: no vectors yet).
+            """CREATE TABLE vector_model (
+                id          INTEGER PRIMARY KEY CHECK (id = 1),
+                model       TEXT NOT NULL,
+                dimension   INTEGER NOT NULL
+            )""",
+            # One unit vector (little-endian float32) per key, of the version it was made
+            # from (vector_reads.py). AUTOINCREMENT: ids are never reused, so (count, max id)
+            # of a namespace changes with every change of its vectors (the matrix cache).
+            """CREATE TABLE memory_vectors (
+                id          INTEGER PRIMARY KEY AUTOINCREMENT,
+                namespace   TEXT NOT NULL,
+                key         TEXT NOT NULL,
+                version     INTEGER NOT NULL,
+                vector      BLOB NOT NULL,
+                UNIQUE (namespace, key)
+            )""",
+            # Per agent, the seq of the newest event embedded (none: nothing embedded yet).
+            """CREATE TABLE vector_marks (
+                agent       TEXT PRIMARY KEY,
+                seq         INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )
 
 

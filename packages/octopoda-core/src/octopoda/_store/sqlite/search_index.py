@@ -33,7 +33,7 @@ _BEHIND: Final = (
 # The keys the events (mark, head] of one agent wrote, each with its newest version
 # (params: own namespace, agent, mark, head): (namespace, key, version, encoding, value,
 # erased), version None for a key without any (never: the events wrote one).
-_WRITTEN: Final = (
+WRITTEN: Final = (
     "WITH c (namespace, key) AS (SELECT DISTINCT"
     " COALESCE(json_extract(w.value, '$.namespace'), ?), json_extract(w.value, '$.key')"
     " FROM events e, json_each(e.payload, '$.writes') w"
@@ -65,7 +65,7 @@ def catch_up(conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
         for agent, mark, head in conn.execute(_BEHIND).fetchall():  # again, under the lock
             own = agent_namespace(agent)
-            _reindex(conn, conn.execute(_WRITTEN, (own, agent, mark, head)).fetchall())
+            _reindex(conn, conn.execute(WRITTEN, (own, agent, mark, head)).fetchall())
             conn.execute(_SET_MARK, (agent, head))
         conn.execute("COMMIT")
     except BaseException as exc:

@@ -25,6 +25,7 @@ from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, DamagedRow, StorageError, UndecodableText
 from ..._records import Event
+from ..._search.vectors import VectorMatrix
 from ..ops import (
     CreateSpace,
     EraseKey,
@@ -50,8 +51,9 @@ from ..reads import CHUNK, SqlReads, collect_preconditions, queue_preconditions
 from ..rows import StoredRow
 from ..run_reads import RunReads
 from ..search_reads import SearchReads
+from ..vector_reads import PendingVectors, VectorModel, VectorReads
 from . import schema as q
-from . import search_index
+from . import search_index, vector_index
 from .connection import DRIVER_ERRORS, connect, storage_error
 
 __all__ = ["SqliteStore"]
@@ -67,7 +69,7 @@ _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_dele
 _CHECKPOINT_WAIT_MS: Final = 100
 
 
-class SqliteStore(SqlReads, RunReads, SearchReads):
+class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads):
     """The embedded store: one SQLite file (or ``":memory:"``).
 
     ``durability="normal"`` (default) makes a returned write survive a process crash
@@ -104,6 +106,7 @@ class SqliteStore(SqlReads, RunReads, SearchReads):
         self._tracer = tracer
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._matrices: dict[str, tuple[tuple[int, int], VectorMatrix]] = {}
         self._pid = os.getpid()
         self._forks = _forks[0]
         self._conn = self._open()
@@ -402,6 +405,77 @@ class SqliteStore(SqlReads, RunReads, SearchReads):
             except DRIVER_ERRORS as exc:
                 raise self._storage_error(exc) from None
 
+    # -- vectors (the algorithm is VectorReads'; the SQL is vector_index's) -----------------
+
+    def vector_model(self) -> VectorModel | None:
+        return vector_index.model_of(self._fetchone(vector_index.MODEL, ()))
+
+    def reset_vectors(self) -> None:
+        with self._lock:
+            try:
+                vector_index.reset(self._connection())
+            except DRIVER_ERRORS as exc:
+                raise self._storage_error(exc) from None
+            self._matrices.clear()
+
+    def _vector_pending(self) -> list[PendingVectors]:
+        with self._lock:
+            try:
+                return vector_index.pending(self._connection())
+            except DRIVER_ERRORS as exc:
+                raise self._storage_error(exc) from None
+
+    def _vector_apply(
+        self,
+        model: VectorModel,
+        pending: PendingVectors | None,
+        puts: list[tuple[str, str, int, list[float]]],
+    ) -> None:
+        with self._lock:
+            try:
+                stored = vector_index.apply(self._connection(), model, pending, puts)
+            except DRIVER_ERRORS as exc:
+                raise self._storage_error(exc) from None
+        if not stored and pending is None:
+            raise StorageError(f"the store {self._path} is read-only: no vector was stored")
+
+    def _matrix(self, namespace: str, model: VectorModel) -> VectorMatrix:
+        """The namespace's vectors as one matrix, cached until they change."""
+        signature = tuple(self._fetchone(vector_index.SIGNATURE, (namespace,)))
+        cached = self._matrices.get(namespace)
+        if cached is not None and cached[0] == signature and cached[1].dimension == model.dimension:
+            return cached[1]
+        rows = self._fetchall(vector_index.MATRIX, (namespace,))
+        matrix = VectorMatrix(rows, model.dimension)
+        self._matrices[namespace] = ((signature[0], signature[1]), matrix)
+        return matrix
+
+    def _vector_search(
+        self,
+        namespace: str,
+        query: list[float],
+        model: VectorModel,
+        prefix: str,
+        tags: Sequence[str],
+        now: float | None,
+        limit: int,
+    ) -> list[tuple[StoredRow, float]]:
+        matrix = self._matrix(namespace, model)
+        k = limit * 4 + 16
+        while True:
+            best = matrix.top(query, k)
+            keys = [matrix.keys[i] for i, _ in best]
+            sql, params = q.SEARCH.current_of_keys(namespace, keys, prefix, tags, now)
+            rows = {r.key: r for r in map(q.READS.row, self._fetchall(sql, params))}
+            found = []
+            for i, score in best:
+                row = rows.get(matrix.keys[i])
+                if row is not None and row.version == matrix.versions[i]:
+                    found.append((row, score))
+            if len(found) >= limit or k >= len(matrix):
+                return found[:limit]
+            k *= 4
+
     # -- maintenance ----------------------------------------------------------------------
 
     def info(self) -> dict[str, Any]:
@@ -450,6 +524,7 @@ def _erase_securely(conn: sqlite3.Connection, op: EraseKey) -> None:
         conn.execute(q.ERASE, (op.namespace, op.key))
         conn.execute(search_index.DROP_TEXT, (op.namespace, op.key))
         conn.execute(search_index.DROP_DOC, (op.namespace, op.key))
+        conn.execute(vector_index.DROP, (op.namespace, op.key))
         conn.execute(q.OPTIMIZE_SEARCH)
     finally:
         conn.execute(f"PRAGMA secure_delete = {_SECURE_DELETE[previous]}")

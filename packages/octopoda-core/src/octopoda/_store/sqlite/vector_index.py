@@ -1,0 +1,97 @@
+"""SQLite's vector index (``vector_reads.py`` says how it is kept): statements, the read of
+what is behind, and the write transaction that stores vectors. Vectors are float32 BLOBs,
+ranked in the process (``_search/vectors.py``: numpy when installed)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..._search.embedders import pack
+from ..ops import agent_namespace
+from ..vector_reads import PendingVectors, VectorModel, mismatch, written_texts
+from .search_index import WRITTEN
+
+__all__ = ["apply", "pending", "reset"]
+
+MODEL: Final = "SELECT model, dimension FROM vector_model WHERE id = 1"
+_PUT_MODEL: Final = "INSERT OR IGNORE INTO vector_model (id, model, dimension) VALUES (1, ?, ?)"
+_BEHIND: Final = (
+    "SELECT a.id, COALESCE(s.seq, 0), a.head_seq FROM agents a"
+    " LEFT JOIN vector_marks s ON s.agent = a.id WHERE a.head_seq > COALESCE(s.seq, 0)"
+)
+_MARK: Final = "SELECT COALESCE((SELECT seq FROM vector_marks WHERE agent = ?), 0)"
+_SET_MARK: Final = (
+    "INSERT INTO vector_marks (agent, seq) VALUES (?, ?)"
+    " ON CONFLICT (agent) DO UPDATE SET seq = excluded.seq"
+)
+DROP: Final = "DELETE FROM memory_vectors WHERE namespace = ? AND key = ?"
+# (a stored vector of a newer version than the one embedded stays)
+_PUT: Final = (
+    "INSERT INTO memory_vectors (namespace, key, version, vector) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (namespace, key) DO UPDATE SET version = excluded.version,"
+    " vector = excluded.vector WHERE excluded.version >= memory_vectors.version"
+)
+SIGNATURE: Final = "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM memory_vectors WHERE namespace = ?"
+MATRIX: Final = "SELECT key, version, vector FROM memory_vectors WHERE namespace = ? ORDER BY id"
+RESET: Final = (
+    "DELETE FROM memory_vectors",
+    "DELETE FROM vector_marks",
+    "DELETE FROM vector_model",
+)
+
+
+def pending(conn: sqlite3.Connection) -> list[PendingVectors]:
+    """What each agent wrote since its vector mark (plain reads: no transaction)."""
+    out = []
+    for agent, mark, head in conn.execute(_BEHIND).fetchall():
+        rows = conn.execute(WRITTEN, (agent_namespace(agent), agent, mark, head)).fetchall()
+        texts, drops = written_texts(rows)
+        out.append(PendingVectors(agent, mark, head, texts, drops))
+    return out
+
+
+def apply(
+    conn: sqlite3.Connection,
+    model: VectorModel,
+    todo: PendingVectors | None,
+    puts: Sequence[tuple[str, str, int, Sequence[float]]],
+) -> bool:
+    """One ``BEGIN IMMEDIATE`` transaction (see ``VectorReads._vector_apply``); False on a
+    read-only file (nothing stored)."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(_PUT_MODEL, model)
+        stored = VectorModel(*conn.execute(MODEL).fetchone())
+        if stored != model:
+            raise mismatch(stored, model.name, model.dimension)
+        if todo is None or conn.execute(_MARK, (todo.agent,)).fetchone()[0] == todo.mark:
+            if todo is not None:
+                conn.executemany(DROP, todo.drops)
+            conn.executemany(_PUT, [(ns, k, ver, pack(v)) for ns, k, ver, v in puts])
+            if todo is not None:
+                conn.execute(_SET_MARK, (todo.agent, todo.head))
+        conn.execute("COMMIT")
+        return True
+    except BaseException as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
+            return False
+        raise
+
+
+def reset(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in RESET:
+            conn.execute(statement)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def model_of(row: Any) -> VectorModel | None:
+    return None if row is None else VectorModel(row[0], row[1])
