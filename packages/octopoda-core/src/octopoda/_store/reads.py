@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Final, NamedTuple
 from .._audit.signing import SignedHead
 from .._errors import AuditChainBroken, InvalidInput
 from .._records import Event
+from .filters import key_range, live_conditions, prefix_upper_bound
 from .planner import CommitReads, ConflictState, SpaceRule
 from .rows import (
     AgentRow,
@@ -42,8 +43,6 @@ __all__ = [
     "ReadSql",
     "SqlReads",
     "collect_preconditions",
-    "key_range",
-    "live_conditions",
     "prefix_upper_bound",
     "queue_preconditions",
 ]
@@ -60,52 +59,6 @@ MESSAGE_COLS: Final = (
     " run_id"
 )
 EVENT_COLS: Final = "agent, seq, time, kind, payload, prev_hash, hash"
-
-
-def prefix_upper_bound(prefix: str) -> str | None:
-    """The smallest string greater than every string starting with ``prefix``."""
-    chars = list(prefix)
-    while chars:
-        last = ord(chars.pop())
-        if last < 0x10FFFF:
-            nxt = last + 1
-            if 0xD800 <= nxt <= 0xDFFF:  # skip surrogates, which cannot be stored
-                nxt = 0xE000
-            return "".join(chars) + chr(nxt)
-    return None
-
-
-def key_range(column: str, prefix: str, param: str) -> tuple[list[str], list[Any]]:
-    """``column`` starting with ``prefix`` as a range of the key index (no condition for
-    ``""``)."""
-    if not prefix:
-        return [], []
-    conditions, params = [f"{column} >= {param}"], [prefix]
-    upper = prefix_upper_bound(prefix)
-    if upper is not None:
-        conditions.append(f"{column} < {param}")
-        params.append(upper)
-    return conditions, params
-
-
-def live_conditions(
-    d: "Dialect", *, now: float | None, tags: Sequence[str], include_dead: bool = False
-) -> tuple[list[str], list[Any]]:
-    """The conditions on a version ``m`` of every current read (``Store.current``, search,
-    vector search): no tombstone or erased value and not expired at ``now`` (unless
-    ``include_dead``), and every tag of ``tags``."""
-    conditions: list[str] = []
-    params: list[Any] = []
-    if not include_dead:
-        conditions.append("m.encoding <> 'tombstone' AND NOT m.erased")
-        if now is not None:
-            conditions.append(f"(m.expires_at IS NULL OR m.expires_at > {d.param})")
-            params.append(now)
-    if tags:
-        tag_conditions, tag_params = d.has_tags(tags)
-        conditions += tag_conditions
-        params += tag_params
-    return conditions, params
 
 
 class Dialect:

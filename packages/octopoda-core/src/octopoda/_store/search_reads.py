@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from .reads import Dialect, key_range, live_conditions
+from .filters import key_range, live_conditions
+from .reads import Dialect
 from .rows import StoredRow
 
 __all__ = ["SearchReads", "SearchSql"]
