@@ -25,7 +25,7 @@ from .filters import key_range, live_conditions
 from .reads import Dialect
 from .rows import StoredRow
 
-__all__ = ["SearchReads", "SearchSql"]
+__all__ = ["Filtered", "SearchReads", "SearchSql"]
 
 
 class SearchSql:
@@ -69,27 +69,31 @@ class SearchSql:
         sql = f"{self.source} AND {' AND '.join(where)} ORDER BY score DESC, m.key{page}"
         return sql, params + page_params
 
-    def current_of_keys(
-        self,
-        namespace: str,
-        keys: Sequence[str],
-        prefix: str,
-        tags: Sequence[str],
-        now: float | None,
-    ) -> tuple[str, list[Any]]:
-        """The current versions of ``keys`` that pass a search's filters (for candidates
-        ranked in the process: a vector search on SQLite)."""
+    def filtered(self, prefix: str, tags: Sequence[str], now: float | None) -> Filtered:
+        """A search's filters, for candidates ranked in the process (a vector search)."""
+        return Filtered(self.dialect, *self.filters(prefix, tags, now))
+
+
+class Filtered:
+    """The filters of one search (conditions on a current version ``m`` and their
+    parameters), applied to the keys of candidates ranked in the process."""
+
+    def __init__(self, dialect: Dialect, where: list[str], params: list[Any]) -> None:
+        self.dialect = dialect
+        self.where = where
+        self.params = params
+
+    def current_of_keys(self, namespace: str, keys: Sequence[str]) -> tuple[str, list[Any]]:
+        """The current versions of ``keys`` that pass the filters."""
         d = self.dialect
-        p = d.param
         columns = ", ".join("m." + c for c in d.memory_columns.split(", "))
         in_keys, key_params = d.any_of("m.key", keys)
-        where, params = self.filters(prefix, tags, now)
         sql = (
-            f"SELECT {columns} FROM memories m WHERE m.namespace = {p} AND {in_keys}"
+            f"SELECT {columns} FROM memories m WHERE m.namespace = {d.param} AND {in_keys}"
             " AND m.version = (SELECT MAX(x.version) FROM memories x"
             " WHERE x.namespace = m.namespace AND x.key = m.key)"
         )
-        return " AND ".join([sql, *where]), [namespace, *key_params, *params]
+        return " AND ".join([sql, *self.where]), [namespace, *key_params, *self.params]
 
 
 class SearchReads:

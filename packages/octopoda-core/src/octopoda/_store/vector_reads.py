@@ -19,8 +19,6 @@ A backend provides the hooks at the bottom (SQLite: BLOBs ranked in the process,
 installed; PostgreSQL: a pgvector column with an HNSW index).
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 

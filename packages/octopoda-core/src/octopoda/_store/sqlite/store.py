@@ -19,13 +19,12 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, DamagedRow, StorageError, UndecodableText
 from ..._records import Event
-from ..._search.vectors import VectorMatrix
 from ..ops import (
     CreateSpace,
     EraseKey,
@@ -65,6 +64,7 @@ def _warn(message: str, *args: object) -> None:
     logging.getLogger("octopoda").warning(message, *args)
 
 
+_T = TypeVar("_T")
 _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reports
 _CHECKPOINT_WAIT_MS: Final = 100
 
@@ -106,7 +106,7 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads):
         self._tracer = tracer
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
-        self._matrices: dict[str, tuple[tuple[int, int], VectorMatrix]] = {}
+        self._matrices = vector_index.Matrices()
         self._pid = os.getpid()
         self._forks = _forks[0]
         self._conn = self._open()
@@ -385,25 +385,21 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads):
         return StorageError(f"the store {self._path} holds text that is not valid UTF-8")
 
     def _fetchone(self, sql: str, params: Sequence[Any]) -> Any:
-        with self._lock:
-            try:
-                return self._connection().execute(sql, params).fetchone()
-            except DRIVER_ERRORS as exc:
-                raise self._storage_error(exc) from None
+        return self._on_connection(lambda conn: conn.execute(sql, params).fetchone())
 
     def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        return self._on_connection(lambda conn: conn.execute(sql, params).fetchall())
+
+    def _on_connection(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(connection, *args)`` under the store's lock, driver errors mapped."""
         with self._lock:
             try:
-                return self._connection().execute(sql, params).fetchall()
+                return fn(self._connection(), *args)
             except DRIVER_ERRORS as exc:
                 raise self._storage_error(exc) from None
 
     def _catch_up(self) -> None:
-        with self._lock:
-            try:
-                search_index.catch_up(self._connection())
-            except DRIVER_ERRORS as exc:
-                raise self._storage_error(exc) from None
+        self._on_connection(search_index.catch_up)
 
     # -- vectors (the algorithm is VectorReads'; the SQL is vector_index's) -----------------
 
@@ -411,44 +407,17 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads):
         return vector_index.model_of(self._fetchone(vector_index.MODEL, ()))
 
     def reset_vectors(self) -> None:
-        with self._lock:
-            try:
-                vector_index.reset(self._connection())
-            except DRIVER_ERRORS as exc:
-                raise self._storage_error(exc) from None
-            self._matrices.clear()
+        self._on_connection(vector_index.reset)
+        self._matrices.clear()
 
     def _vector_pending(self) -> list[PendingVectors]:
-        with self._lock:
-            try:
-                return vector_index.pending(self._connection())
-            except DRIVER_ERRORS as exc:
-                raise self._storage_error(exc) from None
+        return self._on_connection(vector_index.pending)
 
     def _vector_apply(
-        self,
-        model: VectorModel,
-        pending: PendingVectors | None,
-        puts: list[tuple[str, str, int, list[float]]],
+        self, model: VectorModel, pending: PendingVectors | None, puts: list[Any]
     ) -> None:
-        with self._lock:
-            try:
-                stored = vector_index.apply(self._connection(), model, pending, puts)
-            except DRIVER_ERRORS as exc:
-                raise self._storage_error(exc) from None
-        if not stored and pending is None:
+        if not self._on_connection(vector_index.apply, model, pending, puts) and pending is None:
             raise StorageError(f"the store {self._path} is read-only: no vector was stored")
-
-    def _matrix(self, namespace: str, model: VectorModel) -> VectorMatrix:
-        """The namespace's vectors as one matrix, cached until they change."""
-        signature = tuple(self._fetchone(vector_index.SIGNATURE, (namespace,)))
-        cached = self._matrices.get(namespace)
-        if cached is not None and cached[0] == signature and cached[1].dimension == model.dimension:
-            return cached[1]
-        rows = self._fetchall(vector_index.MATRIX, (namespace,))
-        matrix = VectorMatrix(rows, model.dimension)
-        self._matrices[namespace] = ((signature[0], signature[1]), matrix)
-        return matrix
 
     def _vector_search(
         self,
@@ -460,21 +429,9 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads):
         now: float | None,
         limit: int,
     ) -> list[tuple[StoredRow, float]]:
-        matrix = self._matrix(namespace, model)
-        k = limit * 4 + 16
-        while True:
-            best = matrix.top(query, k)
-            keys = [matrix.keys[i] for i, _ in best]
-            sql, params = q.SEARCH.current_of_keys(namespace, keys, prefix, tags, now)
-            rows = {r.key: r for r in map(q.READS.row, self._fetchall(sql, params))}
-            found = []
-            for i, score in best:
-                row = rows.get(matrix.keys[i])
-                if row is not None and row.version == matrix.versions[i]:
-                    found.append((row, score))
-            if len(found) >= limit or k >= len(matrix):
-                return found[:limit]
-            k *= 4
+        return self._matrices.search(
+            self._fetchall, namespace, query, model, q.SEARCH.filtered(prefix, tags, now), limit
+        )
 
     # -- maintenance ----------------------------------------------------------------------
 

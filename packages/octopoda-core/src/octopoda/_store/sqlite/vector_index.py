@@ -5,15 +5,19 @@ ranked in the process (``_search/vectors.py``: numpy when installed)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ..._search.embedders import pack
+from ..._search.vectors import VectorMatrix
 from ..ops import agent_namespace
+from ..rows import StoredRow
+from ..search_reads import Filtered
 from ..vector_reads import PendingVectors, VectorModel, mismatch, written_texts
+from .schema import READS
 from .search_index import WRITTEN
 
-__all__ = ["apply", "pending", "reset"]
+__all__ = ["Matrices", "apply", "pending", "reset"]
 
 MODEL: Final = "SELECT model, dimension FROM vector_model WHERE id = 1"
 _PUT_MODEL: Final = "INSERT OR IGNORE INTO vector_model (id, model, dimension) VALUES (1, ?, ?)"
@@ -95,3 +99,52 @@ def reset(conn: sqlite3.Connection) -> None:
 
 def model_of(row: Any) -> VectorModel | None:
     return None if row is None else VectorModel(row[0], row[1])
+
+
+class Matrices:
+    """Per namespace, its vectors as one matrix, rebuilt when they change (a namespace's
+    (count, max id) of ``memory_vectors``), and the search over it: the best rows by
+    cosine, then their memories read with the search's filters (more rows while fewer
+    than ``limit`` pass)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[tuple[Any, ...], VectorMatrix]] = {}
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+    def matrix(self, fetchall: Fetch, namespace: str, model: VectorModel) -> VectorMatrix:
+        signature = tuple(fetchall(SIGNATURE, (namespace,))[0])
+        cached = self._cache.get(namespace)
+        if cached is not None and cached[0] == signature and cached[1].dimension == model.dimension:
+            return cached[1]
+        matrix = VectorMatrix(fetchall(MATRIX, (namespace,)), model.dimension)
+        self._cache[namespace] = (signature, matrix)
+        return matrix
+
+    def search(
+        self,
+        fetchall: Fetch,
+        namespace: str,
+        query: Sequence[float],
+        model: VectorModel,
+        filtered: Filtered,
+        limit: int,
+    ) -> list[tuple[StoredRow, float]]:
+        matrix = self.matrix(fetchall, namespace, model)
+        k = limit * 4 + 16
+        while True:
+            best = matrix.top(query, k)
+            sql, params = filtered.current_of_keys(namespace, [matrix.keys[i] for i, _ in best])
+            rows = {r.key: r for r in map(READS.row, fetchall(sql, params))}
+            found = []
+            for i, score in best:
+                row = rows.get(matrix.keys[i])
+                if row is not None and row.version == matrix.versions[i]:
+                    found.append((row, score))
+            if len(found) >= limit or k >= len(matrix):
+                return found[:limit]
+            k *= 4
+
+
+Fetch = Callable[[str, Sequence[Any]], list[Any]]
