@@ -11,13 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._errors import InvalidInput
+from .._errors import ConfigError, InvalidInput, NotFound
 from .._records import MemoryItem
+from .._search.fusion import LexicalHit, VectorHit, fuse
 from .._search.lexical import bm25, coverage, query_terms, texts_of
-from .._search.results import LEXICAL_NOTE, MatchReason, SimilarMatch, SimilarResults
+from .._search.results import (
+    HYBRID_NOTE,
+    LEXICAL_NOTE,
+    MatchReason,
+    SimilarMatch,
+    SimilarResults,
+)
 from .._store import StoredRow
-from .._values import decode_value, validate_prefix, validate_tags
-from .base import checked_limit
+from .._values import decode_value, validate_key, validate_prefix, validate_tags
+from .base import checked_limit, is_live
 from .decisions import DecisionsMixin
 from .memory import MemoryMixin
 from .views import Decision, MemoryView
@@ -113,25 +120,119 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         """The memories closest to ``query``, best first, each with a score in [0, 1] and
         why it matched (:class:`~octopoda.SimilarMatch`).
 
-        Without an embedder (the default) the ranking is lexical, by words (BM25), and the
-        result says so once (``mode == "lexical"`` and ``note``); the score is then the
-        share of the query's words (stopwords aside) that the memory holds. ``min_score``
-        leaves out weaker matches.
+        With an embedder (``AgentRuntime(embedder=...)`` or ``OCTOPODA_EMBEDDER``) the
+        ranking is hybrid (``mode == "hybrid"``): by the cosine similarity of the memories'
+        vectors to the query's, and a match that holds all of the query's words is lifted
+        (``octopoda._search.fusion``). The memories written since the last search are
+        embedded first (a write never waits for the embedder). Without one (the default)
+        the ranking is lexical, by words (BM25), and the result says so once
+        (``mode == "lexical"`` and ``note``); the score is then the share of the query's
+        words (stopwords aside) that the memory holds. ``min_score`` leaves out weaker
+        matches.
         """
         if checked_limit(limit) is None or limit < 1:
             raise InvalidInput(f"limit must be a positive int, not {limit!r}")
         threshold = _checked_score(min_score)
         terms = search_terms(query)
-        pool = self._ranked(query, prefix, tags, max(limit * 4, 20), 0)
-        scored = []
-        for rank, (item, raw) in enumerate(pool, start=1):
+        pool = max(limit * 4, 20)
+        lexical = self._lexical_hits(query, terms, prefix, tags, pool)
+        if self._embedder is None:
+            scored = [SimilarMatch(h.item, h.coverage, _lexical_reason(h)) for h in lexical]
+            scored.sort(key=lambda m: -m.score)  # stable: BM25 order among equal scores
+            mode, note = "lexical", LEXICAL_NOTE
+        else:
+            vectors = self._vector_hits(self._embed_query(query), prefix, tags, pool)
+            fused = fuse(lexical, vectors, vectors_exhausted=len(vectors) < pool)
+            scored = [SimilarMatch(item, score, why) for item, score, why in fused if score > 0]
+            mode, note = "hybrid", HYBRID_NOTE.format(name=self._embedder.name)
+        matches = tuple(m for m in scored if threshold is None or m.score >= threshold)
+        return SimilarResults(query, matches[:limit], mode, note)
+
+    def search_vectors(
+        self,
+        vector: Sequence[float],
+        *,
+        limit: int = 10,
+        min_score: float | None = None,
+        prefix: str = "",
+        tags: Iterable[str] | None = None,
+    ) -> SimilarResults:
+        """Current memories ranked by the cosine similarity of their stored vector to
+        ``vector`` (``mode == "vector"``; score: the cosine, at least 0), for frameworks
+        that bring their own embeddings (stored with :meth:`put_vector`) or to search by a
+        vector of the configured embedder. Memories written since the last search are
+        embedded first when an embedder is configured."""
+        if checked_limit(limit) is None or limit < 1:
+            raise InvalidInput(f"limit must be a positive int, not {limit!r}")
+        threshold = _checked_score(min_score)
+        if self._embedder is not None:
+            self._store.index_vectors(self._embedder)
+        hits = self._vector_hits(vector, prefix, tags, limit)
+        matches = []
+        for hit in hits:
+            score = round(max(hit.cosine, 0.0), 6)
+            why = MatchReason("semantic", None, None, (), hit.rank, round(hit.cosine, 6), score)
+            if threshold is None or score >= threshold:
+                matches.append(SimilarMatch(hit.item, score, why))
+        return SimilarResults("", tuple(matches), "vector", None)
+
+    def put_vector(self, key: str, vector: Sequence[float], *, model: str | None = None) -> None:
+        """Store ``vector`` (made by the caller's own embedding model ``model``; default:
+        the configured embedder's name, else ``"external"``) for the current version of
+        ``key``: :meth:`search_vectors` then finds it, until a newer version of the key
+        (which needs a vector of its own). Every vector of a store is of one model."""
+        row = self._store.latest(self._ns, validate_key(key))
+        if row is None or not is_live(row, self._now()):
+            raise NotFound(f"no current memory {key!r} to store a vector for; remember it first")
+        name = model or (self._embedder.name if self._embedder is not None else "external")
+        self._store.put_vectors(self._ns, [(row.key, row.version, vector)], model=name)
+
+    def reindex(self) -> int:
+        """Drop the store's vectors and embed every current memory again with this
+        runtime's embedder (after a change of model: ``EmbedderMismatch`` says so); the
+        number of memories embedded. Every agent of the store is re-embedded."""
+        if self._embedder is None:
+            raise ConfigError(
+                "reindex needs an embedder: AgentRuntime(..., embedder=...) or"
+                " OCTOPODA_EMBEDDER=octopoda-embed"
+            )
+        self._store.reset_vectors()
+        return self._store.index_vectors(self._embedder)
+
+    def _embed_query(self, query: str) -> Sequence[float]:
+        assert self._embedder is not None
+        self._store.index_vectors(self._embedder)  # before the query: a write never waits
+        return self._embedder.embed([query])[0]
+
+    def _lexical_hits(
+        self, query: str, terms: list[str], prefix: str, tags: Iterable[str] | None, pool: int
+    ) -> list[LexicalHit]:
+        hits = []
+        for rank, (item, raw) in enumerate(self._ranked(query, prefix, tags, pool, 0), start=1):
             share, found = coverage(terms, texts_of(item.key, item.value))
             share = max(share, 1.0 / max(len(terms), 1))  # the index matched one word at least
-            why = MatchReason("lexical", rank, round(raw, 6), found)
-            scored.append(SimilarMatch(item, round(share, 6), why))
-        scored.sort(key=lambda m: -m.score)  # stable: BM25 order among equal scores
-        matches = tuple(m for m in scored if threshold is None or m.score >= threshold)
-        return SimilarResults(query, matches[:limit], "lexical", LEXICAL_NOTE)
+            hits.append(LexicalHit(item.key, item, rank, raw, round(share, 6), found))
+        return hits
+
+    def _vector_hits(
+        self, vector: Sequence[float], prefix: str, tags: Iterable[str] | None, limit: int
+    ) -> list[VectorHit]:
+        found = self._store.search_vectors(
+            self._ns,
+            vector,
+            prefix=validate_prefix(prefix),
+            tags=validate_tags(tags),
+            now=self._now(),
+            limit=limit,
+        )
+        return [
+            VectorHit(row.key, _item(row), rank, score)
+            for rank, (row, score) in enumerate(found, start=1)
+        ]
+
+
+def _lexical_reason(hit: LexicalHit) -> MatchReason:
+    return MatchReason("lexical", hit.rank, round(hit.raw, 6), hit.terms)
 
 
 def _checked_score(value: float | None) -> float | None:

@@ -5,24 +5,32 @@ from typing import Any, NamedTuple, overload
 
 from .._records import MemoryItem
 
-__all__ = ["LEXICAL_NOTE", "MatchReason", "SimilarMatch", "SimilarResults"]
+__all__ = ["HYBRID_NOTE", "LEXICAL_NOTE", "MatchReason", "SimilarMatch", "SimilarResults"]
 
 LEXICAL_NOTE = (
     "ranked by words (BM25 over keys and values): no embedder is configured, so"
     " paraphrases without a shared word are not found"
 )
 
+HYBRID_NOTE = (
+    "ranked by meaning (the embedder {name!r}) and by words: a match holding all of the"
+    " query's words is lifted"
+)
+
 
 class MatchReason(NamedTuple):
-    """Why a memory matched. ``method`` is ``"lexical"`` (words; the only one without an
-    embedder). ``lexical_rank`` is its place in the store's full-text ranking (1 = best)
-    and ``lexical_score`` the store's relevance there (BM25 on SQLite, ``ts_rank`` on
+    """Why a memory matched. ``method`` is ``"lexical"`` (found by words only: the only
+    one without an embedder), ``"semantic"`` (by its vector only) or ``"both"``.
+    ``lexical_rank`` is its place in the store's full-text ranking (1 = best) and
+    ``lexical_score`` the store's relevance there (BM25 on SQLite, ``ts_rank`` on
     PostgreSQL: compare it within one backend only); ``terms`` are the query's words found
-    in it. The vector fields are None until an embedder is configured."""
+    in it. ``vector_rank`` and ``vector_score`` (the cosine similarity) are its place in
+    the ranking by meaning, and ``fused_score`` the hybrid score; each is None where that
+    ranking did not find it (or, for the vector fields, with no embedder)."""
 
     method: str
-    lexical_rank: int
-    lexical_score: float
+    lexical_rank: int | None
+    lexical_score: float | None
     terms: tuple[str, ...]
     vector_rank: int | None = None
     vector_score: float | None = None
@@ -31,7 +39,8 @@ class MatchReason(NamedTuple):
 
 class SimilarMatch(NamedTuple):
     """One match of ``recall_similar``: the memory, a score in [0, 1] (lexically: the
-    share of the query's words, stopwords aside, that the memory holds) and why."""
+    share of the query's words, stopwords aside, that the memory holds; hybrid: the fused
+    score, mostly the cosine similarity, see ``octopoda._search.fusion``) and why."""
 
     item: MemoryItem
     score: float
@@ -48,7 +57,8 @@ class SimilarMatch(NamedTuple):
 
 class SimilarResults:
     """The matches of ``recall_similar``, best first (a sequence of :class:`SimilarMatch`),
-    with how they were ranked: ``mode`` (``"lexical"``) and ``note``, which says once why
+    with how they were ranked: ``mode`` (``"lexical"``, ``"hybrid"``, or ``"vector"`` for
+    ``search_vectors``) and ``note``, which says once why
     (e.g. that no embedder is configured). Immutable; equal when all four fields are.
     (A plain class: ``dataclasses`` would add its imports, ``inspect`` among them, to
     ``from octopoda import AgentRuntime``.)"""

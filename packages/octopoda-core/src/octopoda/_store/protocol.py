@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .._audit.signing import SignedHead
 from .._records import Event
+from .._search.embedders import Embedder
 from .ops import MemoryWrite, Op
 from .rows import (
     AgentRow,
@@ -30,6 +31,7 @@ from .rows import (
     SpaceRow,
     StoredRow,
 )
+from .vector_reads import VectorModel
 
 __all__ = ["Store"]
 
@@ -136,6 +138,46 @@ class Store(Protocol):
         stores bring their index up to date before they query); a tombstoned or erased
         key is not.
         """
+        ...
+
+    def index_vectors(self, embedder: Embedder) -> int:
+        """Embed the current value of every key written since the last call and store the
+        vectors (one per key, of its current version); the number embedded. The embedder
+        runs with no lock or transaction held. Another model than the stored vectors'
+        raises :class:`~octopoda.EmbedderMismatch` (``vector_reads.py``)."""
+        ...
+
+    def search_vectors(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        *,
+        model: str | None = None,
+        prefix: str = "",
+        tags: Sequence[str] = (),
+        now: float | None = None,
+        limit: int = 10,
+    ) -> list[tuple[StoredRow, float]]:
+        """Current values (as :meth:`search`) with a vector of their current version,
+        best first by cosine similarity to ``vector``, each with the cosine."""
+        ...
+
+    def put_vectors(
+        self,
+        namespace: str,
+        items: Sequence[tuple[str, int, Sequence[float]]],
+        *,
+        model: str,
+    ) -> None:
+        """Store caller-made vectors ``(key, version, vector)`` of model ``model``."""
+        ...
+
+    def vector_model(self) -> VectorModel | None:
+        """The name and dimension of the stored vectors' model (None: no vectors)."""
+        ...
+
+    def reset_vectors(self) -> None:
+        """Drop every vector: the next :meth:`index_vectors` embeds everything again."""
         ...
 
     def all_versions(self, namespace: str) -> Iterator[StoredRow]:
