@@ -23,7 +23,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 def _numpy() -> Any:
     try:
-        import numpy
+        import numpy  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return None
     return numpy

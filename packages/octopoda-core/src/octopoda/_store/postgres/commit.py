@@ -280,6 +280,7 @@ class RoundTrips:
                 run(conn, q.ERASE, (op.namespace, op.key, list(versions)))
                 run(conn, SEARCH_LOCK_SQL, (SEARCH_LOCK,))  # (no catch-up writes it back)
                 run(conn, q.DROP_SEARCH, (op.namespace, op.key))
+                run(conn, q.DROP_VECTOR, (op.namespace, op.key))
             elif isinstance(op, SetRunStatus):
                 status = (op.run_id, op.status, op.reason, time, seq)
                 run(conn, q.SET_RUN_STATUS, (agent, *status))

@@ -66,6 +66,9 @@ TABLES: Final = (
     "runs",
     "memory_search",
     "search_marks",
+    "vector_model",
+    "memory_vectors",
+    "vector_marks",
 )
 
 CREATE_MIGRATIONS_TABLE: Final = (
@@ -233,6 +236,32 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "INSERT INTO search_marks (agent, seq) SELECT id, head_seq FROM agents",
         ),
     ),
+    (
+        "0007_vectors",
+        (
+            # The model whose vectors the store holds (one row; none: no vectors yet).
+            """CREATE TABLE vector_model (
+                id          integer PRIMARY KEY CHECK (id = 1),
+                model       text NOT NULL,
+                dimension   integer NOT NULL
+            )""",
+            # One vector per key, of the version it was made from (vector_reads.py). Its
+            # pgvector column `embedding vector(dimension)` and HNSW index are added when
+            # the first model is recorded (postgres/vector_index.py): a database without
+            # pgvector migrates, and only a search by meaning needs the extension.
+            """CREATE TABLE memory_vectors (
+                namespace   text COLLATE "C" NOT NULL,
+                key         text COLLATE "C" NOT NULL,
+                version     bigint NOT NULL,
+                PRIMARY KEY (namespace, key)
+            )""",
+            # Per agent, the seq of the newest event embedded (none: nothing embedded yet).
+            """CREATE TABLE vector_marks (
+                agent       text COLLATE "C" PRIMARY KEY,
+                seq         bigint NOT NULL
+            )""",
+        ),
+    ),
 )
 
 # -- reads --------------------------------------------------------------------------------
@@ -386,6 +415,7 @@ PUT_SEARCH: Final = (
     " SET version = EXCLUDED.version, document = EXCLUDED.document"
 )
 DROP_SEARCH: Final = "DELETE FROM memory_search WHERE namespace = %s AND key = %s"
+DROP_VECTOR: Final = "DELETE FROM memory_vectors WHERE namespace = %s AND key = %s"
 EVENT_HASH: Final = "SELECT hash FROM events WHERE agent = %s AND seq = %s"
 PUT_SIGNED_HEAD: Final = (
     "INSERT INTO signed_heads (agent, seq, public_key, hash, signature, created_at)"

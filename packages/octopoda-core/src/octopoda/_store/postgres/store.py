@@ -24,7 +24,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from functools import partial
+from typing import Any, Final, TypeVar, cast
 
 from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
@@ -32,10 +33,13 @@ from ..._errors import ConfigError, OctopodaError, SchemaTooNew, StorageError
 from ..._records import Event
 from ..ops import MemoryWrite, Op
 from ..reads import SqlReads
+from ..rows import StoredRow
 from ..run_reads import RunReads
 from ..search_reads import SearchReads
+from ..vector_reads import PendingVectors, VectorModel, VectorReads
 from . import schema as q
 from . import search_index as si
+from . import vector_index as vi
 from .commit import Attempt, RoundTrips, check_storable
 from .driver import (
     Connection,
@@ -53,6 +57,7 @@ from .locks import LOCK, lock_id
 __all__ = ["PostgresStore", "redact_url"]
 
 _RETRIES: Final = 6
+_T = TypeVar("_T")
 _SEARCH_PATH_HINT: Final = "give Octopoda its own database or schema (?options=-csearch_path%3D...)"
 
 # Pools inherited through fork(): kept referenced and never closed in the child, whose copies
@@ -60,7 +65,7 @@ _SEARCH_PATH_HINT: Final = "give Octopoda its own database or schema (?options=-
 _inherited: list[Any] = []
 
 
-class PostgresStore(SqlReads, RunReads, SearchReads):
+class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
     """A store in a PostgreSQL database, shared by any number of processes and hosts.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:5432/dbname?sslmode=...``);
@@ -114,6 +119,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads):
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._pool_obj: ConnectionPool[Connection] | None = None
+        self._vector_schema: str | None = None  # (pgvector's, once known)
         with self._connect() as conn:
             self._check_database(conn)
             self._migrate(conn)
@@ -405,6 +411,78 @@ class PostgresStore(SqlReads, RunReads, SearchReads):
                     self._recover(exc, attempt)
                     continue
                 raise self._error(exc) from None
+
+    # -- vectors (the algorithm is VectorReads'; the SQL is vector_index's) -----------------
+
+    def vector_model(self) -> VectorModel | None:
+        row = self._fetchone(vi.MODEL, ())
+        return None if row is None else VectorModel(row[0], row[1])
+
+    def reset_vectors(self) -> None:
+        self._in_transaction(lambda conn: [self._exec(conn, sql) for sql in vi.RESET])
+
+    def _vector_pending(self) -> list[PendingVectors]:
+        return self._in_transaction(lambda conn: vi.pending(partial(self._exec, conn)), False)
+
+    def _vector_apply(
+        self, model: VectorModel, pending: PendingVectors | None, puts: list[Any]
+    ) -> None:
+        def body(conn: Connection) -> None:
+            run = partial(self._exec, conn)
+            vi.apply(run, conn.cursor().executemany, self._pgvector(conn), model, pending, puts)
+
+        self._in_transaction(body)
+
+    def _pgvector(self, conn: Connection) -> str:
+        """The schema of the pgvector extension, created if it is not (a clear error where
+        the server has no pgvector)."""
+        schema = vi.extension_schema(partial(self._exec, conn))
+        if schema is None:
+            try:
+                with conn.transaction():  # (a savepoint: a failure leaves a clean transaction)
+                    self._exec(conn, "CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.Error as exc:
+                raise vi.no_pgvector(self._display, str(exc).strip().splitlines()[0]) from None
+            schema = vi.extension_schema(partial(self._exec, conn))
+        self._vector_schema = schema
+        return str(schema)
+
+    def _vector_search(
+        self,
+        namespace: str,
+        query: list[float],
+        model: VectorModel,
+        prefix: str,
+        tags: Sequence[str],
+        now: float | None,
+        limit: int,
+    ) -> list[tuple[StoredRow, float]]:
+        schema = self._vector_schema or self._in_transaction(
+            lambda conn: vi.extension_schema(partial(self._exec, conn)), False
+        )
+        if schema is None:
+            return []
+        sql, params = vi.search_sql(q.SEARCH, schema, namespace, query, prefix, tags, now, limit)
+        return [(q.READS.row(r[:-1]), float(r[-1])) for r in self._fetchall(sql, params)]
+
+    def _in_transaction(self, body: Callable[[Connection], _T], transaction: bool = True) -> _T:
+        """``body(connection)`` in one transaction (or none), repeated on a broken
+        connection; on a read-only server (a standby) it stores nothing."""
+        for attempt in range(3):
+            try:
+                with self._pool().connection() as conn:
+                    if not transaction:
+                        return body(conn)
+                    with conn.transaction():
+                        return body(conn)
+            except psycopg.errors.ReadOnlySqlTransaction:
+                return cast(_T, None)
+            except psycopg.Error as exc:
+                if attempt < 2 and is_disconnect(exc):
+                    self._recover(exc, attempt)
+                    continue
+                raise self._error(exc) from None
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def put_signed_head(self, head: SignedHead) -> None:
         params = (head.agent, head.seq, head.public_key, head.hash, head.signature)
