@@ -33,7 +33,7 @@ from ._errors import AccessDenied, InvalidInput, NotFound, VersionConflict
 from ._records import Event
 from ._runtime.pipeline import Pipeline
 from ._runtime.runtime import AgentRuntime
-from ._search.conformance import SearchConformance
+from ._search.conformance import SearchConformance, VectorConformance
 from ._search.lexical import STOPWORDS, tokenize
 from ._store.ops import (
     CreateSpace,
@@ -141,7 +141,7 @@ def _tombstone(key: str, namespace: str = _NS) -> MemoryWrite:
     return MemoryWrite(namespace, key, "tombstone", None, None)
 
 
-class StoreConformance(SearchConformance):
+class StoreConformance(SearchConformance, VectorConformance):
     """The store contract. Subclass it and provide a ``store`` fixture."""
 
     pipeline = Pipeline()

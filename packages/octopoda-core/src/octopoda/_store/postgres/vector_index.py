@@ -81,9 +81,14 @@ def literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
-def _ensure_column(run: Run, schema: str, dimension: int) -> None:
+def _ensure_column(run: Run, schema: str, dimension: int, new_model: bool) -> None:
+    """The ``embedding`` column of ``dimension`` and its index; a new model (the first,
+    or the first after a reset) gets them afresh."""
     if run(_HAS_COLUMN).fetchone() is not None:
-        return
+        if not new_model:
+            return
+        run("DELETE FROM memory_vectors")
+        run("ALTER TABLE memory_vectors DROP COLUMN embedding")
     run(f"ALTER TABLE memory_vectors ADD COLUMN embedding {schema}.vector({int(dimension)})")
     run(
         "CREATE INDEX memory_vectors_embedding ON memory_vectors"
@@ -101,11 +106,11 @@ def apply(
 ) -> None:
     """Inside a transaction: see ``VectorReads._vector_apply``."""
     run(SEARCH_LOCK_SQL, (SEARCH_LOCK,))
-    run(_PUT_MODEL, model)
+    new_model = run(_PUT_MODEL, model).rowcount == 1
     stored = VectorModel(*run(MODEL).fetchone())
     if stored != model:
         raise mismatch(stored, model.name, model.dimension)
-    _ensure_column(run, schema, model.dimension)
+    _ensure_column(run, schema, model.dimension, new_model)
     if todo is not None and run(_MARK, (todo.agent,)).fetchone()[0] != todo.mark:
         return  # (another process indexed these writes first)
     if todo is not None:

@@ -31,11 +31,11 @@ _SET_MARK: Final = (
     " ON CONFLICT (agent) DO UPDATE SET seq = excluded.seq"
 )
 DROP: Final = "DELETE FROM memory_vectors WHERE namespace = ? AND key = ?"
-# (a stored vector of a newer version than the one embedded stays)
+# A vector replaced gets a new id (the matrix cache sees the change); a stored vector of a
+# newer version than the one embedded stays.
+_DROP_OLDER: Final = "DELETE FROM memory_vectors WHERE namespace = ? AND key = ? AND version <= ?"
 _PUT: Final = (
-    "INSERT INTO memory_vectors (namespace, key, version, vector) VALUES (?, ?, ?, ?)"
-    " ON CONFLICT (namespace, key) DO UPDATE SET version = excluded.version,"
-    " vector = excluded.vector WHERE excluded.version >= memory_vectors.version"
+    "INSERT OR IGNORE INTO memory_vectors (namespace, key, version, vector) VALUES (?, ?, ?, ?)"
 )
 SIGNATURE: Final = "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM memory_vectors WHERE namespace = ?"
 MATRIX: Final = "SELECT key, version, vector FROM memory_vectors WHERE namespace = ? ORDER BY id"
@@ -66,13 +66,15 @@ def apply(
     read-only file (nothing stored)."""
     try:
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute(_PUT_MODEL, model)
+        if conn.execute(_PUT_MODEL, model).rowcount == 1:  # a new model: no old vectors
+            conn.execute("DELETE FROM memory_vectors")
         stored = VectorModel(*conn.execute(MODEL).fetchone())
         if stored != model:
             raise mismatch(stored, model.name, model.dimension)
         if todo is None or conn.execute(_MARK, (todo.agent,)).fetchone()[0] == todo.mark:
             if todo is not None:
                 conn.executemany(DROP, todo.drops)
+            conn.executemany(_DROP_OLDER, [(ns, k, ver) for ns, k, ver, _ in puts])
             conn.executemany(_PUT, [(ns, k, ver, pack(v)) for ns, k, ver, v in puts])
             if todo is not None:
                 conn.execute(_SET_MARK, (todo.agent, todo.head))
