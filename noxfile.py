@@ -46,7 +46,10 @@ CORE_TEST_DEPS = ("pytest", "pytest-socket", "hypothesis>=6.100")  # hypothesis:
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest on every supported Python; extra args go to pytest (`nox -s tests -- -k x`)."""
-    session.install("-e", f"{CORE}[cli,sign,postgres]", *CORE_TEST_DEPS)
+    # numpy (the [vectors] extra) on the newest Python only: vector search's numpy path
+    # there, its pure-Python path on the others
+    extras = "cli,sign,postgres" + (",vectors" if session.python == PYTHONS[-1] else "")
+    session.install("-e", f"{CORE}[{extras}]", *CORE_TEST_DEPS)
     # Explicit paths in the extra args replace the default test directories.
     args = session.posargs
     if not any((ROOT / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):
@@ -85,6 +88,7 @@ RUNTIME_SUITES = [
         "test_runs",
         "test_limits",
         "test_search",
+        "test_search_vectors",
     )
 ]
 

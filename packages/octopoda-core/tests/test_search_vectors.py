@@ -198,3 +198,27 @@ def test_a_broken_embedder_is_named(db: str) -> None:
         agent.remember("b", "y")
         with pytest.raises(InvalidInput, match="returned 1 vectors for 2 texts"):
             agent.recall_similar("x")
+
+
+@pytest.mark.parametrize("numpy", [False, True])
+def test_the_matrix_ranks_the_same_with_and_without_numpy(
+    numpy: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from octopoda._search import vectors
+    from octopoda._search.embedders import pack, unit, unpack
+
+    if numpy:
+        pytest.importorskip("numpy")
+    else:
+        monkeypatch.setattr(vectors, "_numpy", lambda: None)
+    rows = [(f"k{i}", 1, pack(unit([1.0, i / 10, (i % 3) / 5]))) for i in range(12)]
+    matrix = vectors.VectorMatrix(rows, 3)
+    query = unit([0.2, 1.0, 0.1])
+    best = matrix.top(query, 4)
+    exact = sorted(
+        ((i, vectors.cosine(query, unpack(r[2]))) for i, r in enumerate(rows)),
+        key=lambda p: -p[1],
+    )[:4]
+    assert [i for i, _ in best] == [i for i, _ in exact]
+    assert [s for _, s in best] == pytest.approx([s for _, s in exact], abs=1e-6)
+    assert len(matrix.top(query, 100)) == 12 and matrix.top(query, 0) == []
