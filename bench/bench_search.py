@@ -23,13 +23,15 @@ import json
 import random
 import tempfile
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from _common import BENCH_DIR, Check, Config, bulk_load, line, percentile, section
 
 from octopoda import AgentRuntime, SqliteStore
+from octopoda._search.vectors import have_numpy
 from octopoda._store.sqlite.search_index import catch_up
 
 SYLLABLES = tuple(
@@ -124,40 +126,162 @@ def _write_overhead(cfg: Config, every: int) -> Check:
     return Check.at_most("search", metric, overhead, 25.0, "%")
 
 
+class _HashEmbedder:
+    """A fast stand-in embedder for the speed figures (384 dimensions, like MiniLM): each
+    word hashed to a coordinate. Query vectors are cached, so a timed search excludes the
+    query's own embedding, as the target says."""
+
+    name = "bench-hash-384"
+    dimension = 384
+
+    def __init__(self) -> None:
+        self._cache: dict[str, list[float]] = {}
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._cache.get(t) or self._vector(t) for t in texts]
+
+    def _vector(self, text: str) -> list[float]:
+        out = [0.0] * self.dimension
+        for word in text.lower().split():
+            h = zlib.crc32(word.encode())
+            out[h % self.dimension] += 1.0 if h & 1024 else -1.0
+        return out
+
+    def warm(self, texts: Sequence[str]) -> None:
+        for t in texts:
+            self._cache[t] = self._vector(t)
+
+
+def _hybrid_p50(cfg: Config) -> list[Check]:
+    """recall_similar (hybrid) and search_vectors p50 at 100,000 memories on SQLite, the
+    query's embedding excluded; the first search embeds every memory (reported alone)."""
+    n = cfg.scale(100_000, 5_000)
+    embedder = _HashEmbedder()
+    queries = _queries(cfg.seed)
+    embedder.warm(queries)
+    with (
+        SqliteStore(cfg.tmp / "hybrid.db") as store,
+        AgentRuntime("bench", store=store, embedder=embedder) as agent,
+    ):
+        bulk_load(agent, _memories(n, cfg.seed), batch=10_000)
+        t0 = time.perf_counter()
+        agent.recall_similar("zebra", limit=10)
+        first = time.perf_counter() - t0
+        line(f"first hybrid search (embeds the {n:,} memories, hash embedder) {first:.1f} s")
+        hybrid, vector = [], []
+        for _ in range(cfg.scale(5, 2)):
+            for query in queries:
+                t = time.perf_counter()
+                agent.recall_similar(query, limit=10)
+                hybrid.append(time.perf_counter() - t)
+                (q,) = embedder.embed([query])
+                t = time.perf_counter()
+                agent.search_vectors(q, limit=10)
+                vector.append(time.perf_counter() - t)
+    engine = "numpy" if have_numpy() else "pure Python"
+    p50, v50 = percentile(hybrid, 0.5) * 1e3, percentile(vector, 0.5) * 1e3
+    line(f"recall_similar (hybrid, {engine}) p50 {p50:.2f} ms; search_vectors p50 {v50:.2f} ms")
+    metric = f"hybrid search p50 at {n:,} memories ({engine}, query embedding excluded)"
+    return [
+        Check.info("search", f"first hybrid search at {n:,} (embeds them)", round(first, 1), " s"),
+        Check.at_most("search", metric, p50, 20.0, " ms")
+        if engine == "numpy"
+        else Check.info("search", metric, round(p50, 2), " ms"),
+        Check.info("search", f"search_vectors p50 at {n:,} ({engine})", round(v50, 2), " ms"),
+    ]
+
+
+def _minilm() -> Any:
+    try:
+        from octopoda_embed import MiniLM
+    except ImportError:
+        return None
+    return MiniLM()
+
+
+def _score(data: dict[str, Any], ids: dict[tuple[str, str], str], ranked_keys: Any) -> tuple:
+    hits = mrr = 0.0
+    for q in data["queries"]:
+        ranked = [ids[(q["agent"], key)] for key in ranked_keys(q)][:5]
+        wanted = {k for k, grade in q["relevant"].items() if grade == 2}
+        hits += any(r in wanted for r in ranked)
+        mrr += next((1 / (i + 1) for i, r in enumerate(ranked) if r in wanted), 0.0)
+    n = len(data["queries"])
+    return hits / n, mrr / n
+
+
 def _fixture(cfg: Config) -> list[Check]:
+    """recall@5 and MRR on bench/data/retrieval.json: lexical, and with octopoda-embed's
+    MiniLM (when installed) vector-only and hybrid, side by side."""
     data = json.loads((BENCH_DIR / "data" / "retrieval.json").read_text("utf-8"))
+    model = _minilm()
     path = cfg.tmp / "fixture.db"
     agents: dict[str, AgentRuntime] = {}
     ids: dict[tuple[str, str], str] = {}
+    results: dict[str, tuple[float, float]] = {}
     try:
         for m in data["memories"]:
             agent = agents.get(m["agent"])
             if agent is None:
-                agent = agents[m["agent"]] = AgentRuntime(m["agent"], store=path)
+                agent = agents[m["agent"]] = AgentRuntime(m["agent"], store=path, embedder="")
             agent.remember(m["key"], m["value"], tags=m.get("tags") or None)
             ids[(m["agent"], m["key"])] = m["id"]
-        hits = mrr = 0.0
-        for q in data["queries"]:
-            found = agents[q["agent"]].recall_similar(q["query"], limit=5)
-            ranked = [ids[(q["agent"], match.key)] for match in found]
-            wanted = {k for k, grade in q["relevant"].items() if grade == 2}
-            hits += any(r in wanted for r in ranked)
-            mrr += next((1 / (i + 1) for i, r in enumerate(ranked) if r in wanted), 0.0)
-        n = len(data["queries"])
+        results["lexical"] = _score(
+            data, ids, lambda q: [m.key for m in agents[q["agent"]].recall_similar(q["query"])]
+        )
+        if model is not None:
+            hybrid = {a: AgentRuntime(a, store=path, embedder=model) for a in agents}
+            agents.update({f"{a} (hybrid)": r for a, r in hybrid.items()})
+            t0 = time.perf_counter()
+            embedded = next(iter(hybrid.values())).store.index_vectors(model)
+            took = time.perf_counter() - t0
+            line(f"MiniLM embedded {embedded} memories in {took:.1f} s ({embedded / took:.0f}/s)")
+            vectors = {q["query"]: model.embed([q["query"]])[0] for q in data["queries"]}
+            results["vector"] = _score(
+                data,
+                ids,
+                lambda q: [m.key for m in hybrid[q["agent"]].search_vectors(vectors[q["query"]])],
+            )
+            results["hybrid"] = _score(
+                data, ids, lambda q: [m.key for m in hybrid[q["agent"]].recall_similar(q["query"])]
+            )
     finally:
         for agent in agents.values():
             agent.close()
-    line(f"retrieval fixture, lexical: recall@5 {hits / n:.2f}, MRR {mrr / n:.2f} ({n} queries)")
-    return [
-        Check.info("search", "fixture recall@5 (lexical)", round(hits / n, 3)),
-        Check.info("search", "fixture MRR (lexical)", round(mrr / n, 3)),
-    ]
+    n = len(data["queries"])
+    line(
+        f"retrieval fixture ({n} queries): "
+        + ", ".join(f"{k} recall@5 {r:.3f} MRR {m:.3f}" for k, (r, m) in results.items())
+    )
+    checks = []
+    for mode, (recall, mrr) in results.items():
+        checks.append(Check.info("search", f"fixture recall@5 ({mode})", round(recall, 3)))
+        checks.append(Check.info("search", f"fixture MRR ({mode})", round(mrr, 3)))
+    if model is None:
+        line("octopoda-embed is not installed: vector and hybrid figures skipped")
+        checks.append(
+            Check.skip("search", "fixture recall@5 (hybrid)", "octopoda-embed not installed")
+        )
+    else:
+        vector, hybrid_recall = results["vector"][0], results["hybrid"][0]
+        checks.append(
+            Check.at_least("search", "hybrid recall@5 - vector recall@5", hybrid_recall - vector, 0)
+        )
+        checks.append(
+            Check.at_least(
+                "search",
+                "hybrid recall@5 - lexical recall@5",
+                hybrid_recall - results["lexical"][0],
+                0,
+            )
+        )
+    return checks
 
 
 def bench_search(cfg: Config) -> list[Check]:
-    section("search by words (SQLite FTS5)")
+    section("search by words (SQLite FTS5) and by meaning (vectors, hybrid)")
     overheads = [_write_overhead(cfg, every) for every in (10, 100)]
-    return [*_search_p50(cfg), *overheads, *_fixture(cfg)]
+    return [*_search_p50(cfg), *overheads, *_hybrid_p50(cfg), *_fixture(cfg)]
 
 
 if __name__ == "__main__":

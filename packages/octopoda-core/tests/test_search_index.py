@@ -80,7 +80,12 @@ def test_a_read_only_connection_searches_the_index_as_it_is(sqlite_path: Path) -
 
 
 def test_processes_writing_and_searching_at_once_find_every_write(sqlite_path: Path) -> None:
-    with AgentRuntime("bot", store=str(sqlite_path)) as agent:  # the file exists: no race
+    # The stores are SqliteStore objects, not paths, so that --store-backend=postgresql
+    # (which makes a path a PostgreSQL schema) leaves them on the file the processes share.
+    with (
+        SqliteStore(sqlite_path) as store,
+        AgentRuntime("bot", store=store) as agent,  # the file exists: no race
+    ):
         agent.remember("seed", "zebra")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OCTOPODA_")}
     n = 25
@@ -112,13 +117,14 @@ def test_processes_writing_and_searching_at_once_find_every_write(sqlite_path: P
                 proc.communicate()
     reports = [json.loads(out) for out, _ in outs]
     assert reports == [{"missed": [], "error": None}] * len(runs), [err for _, err in outs]
-    with AgentRuntime("bot", store=str(sqlite_path)) as bot:
-        found = keys(bot.search(query="zebra", limit=None))
-        assert sorted(found) == sorted(
-            ["seed"] + [f"{w}-{i}" for a, w in runs if a == "bot" for i in range(n)]
-        )
-    with AgentRuntime("other", store=str(sqlite_path)) as other:
-        assert len(other.search(query="zebra", limit=None)) == n
+    with SqliteStore(sqlite_path) as store:
+        with AgentRuntime("bot", store=store) as bot:
+            found = keys(bot.search(query="zebra", limit=None))
+            assert sorted(found) == sorted(
+                ["seed"] + [f"{w}-{i}" for a, w in runs if a == "bot" for i in range(n)]
+            )
+        with AgentRuntime("other", store=store) as other:
+            assert len(other.search(query="zebra", limit=None)) == n
 
 
 def test_postgres_stores_writing_and_searching_at_once_find_every_write(
