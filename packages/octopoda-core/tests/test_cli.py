@@ -841,6 +841,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda memory list",
         "octopoda memory put",
         "octopoda memory search",
+        "octopoda reindex",
         "octopoda timeline",
         "octopoda version",
     ]
@@ -888,6 +889,36 @@ def test_preview_and_table() -> None:
 
 
 # -- memory search ------------------------------------------------------------------------------
+
+
+def test_memory_search_by_meaning_and_reindex(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from octopoda.testing import FakeEmbedder
+
+    module = types.ModuleType("cli_embedders")
+    module.food = lambda: FakeEmbedder(synonyms={"eat": "food", "vegetarian": "food"})  # type: ignore[attr-defined]
+    module.small = lambda: FakeEmbedder(8)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cli_embedders", module)
+    put(db, "diet", '"Alice is vegetarian"')
+    put(db, "city", '"Porto"')
+    monkeypatch.setenv("OCTOPODA_EMBEDDER", "cli_embedders:food")
+    doc = ok_json("memory", "search", "--store", str(db), "-a", "bot", "what does she eat")
+    assert doc["mode"] == "hybrid" and doc["matches"][0]["key"] == "diet"
+    assert doc["matches"][0]["why"]["method"] == "semantic"
+    monkeypatch.setenv("OCTOPODA_EMBEDDER", "cli_embedders:small")
+    err = fails("memory", "search", "--store", str(db), "-a", "bot", "eat")
+    assert "fake-hashing-64" in err and "octopoda reindex" in err
+    report = ok_json("reindex", "--store", str(db))
+    assert report == {
+        "before": {"name": "fake-hashing-64", "dimension": 64},
+        "model": {"name": "fake-hashing-8", "dimension": 8},
+        "embedded": 2,
+    }
+    out = ok("reindex", "--store", str(db), "--embedder", "cli_embedders:food").stdout
+    assert out == "embedded 2 memories with fake-hashing-64 (was: fake-hashing-8 (8 dimensions))\n"
+    monkeypatch.delenv("OCTOPODA_EMBEDDER")
+    assert "reindex needs an embedder" in fails("reindex", "--store", str(db))
 
 
 def test_memory_search_ranks_by_words(db: Path) -> None:

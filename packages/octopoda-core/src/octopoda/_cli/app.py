@@ -12,7 +12,7 @@ import click
 
 from .._version import __version__
 from .audit import audit, diff, timeline
-from .memory import export_command, import_command, memory
+from .memory import export_command, import_command, memory, reindex_command
 from .options import OctopodaGroup, store_option
 from .store import agents, doctor, version
 
@@ -45,6 +45,7 @@ cli.add_command(agents)
 cli.add_command(memory)
 cli.add_command(export_command)
 cli.add_command(import_command)
+cli.add_command(reindex_command)
 
 # -- audit -----------------------------------------------------------------------------------
 cli.add_command(audit)

@@ -1,4 +1,5 @@
-"""``octopoda memory put|get|history|list|search|forget|erase`` and ``octopoda export|import``."""
+"""``octopoda memory put|get|history|list|search|forget|erase``, ``octopoda export|import``
+and ``octopoda reindex``."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from typing import Any, Literal, cast
 
 import click
 
-from .._errors import InvalidBundle, InvalidValue, NotFound
+from .._errors import ConfigError, InvalidBundle, InvalidValue, NotFound
 from .._runtime.runtime import AgentRuntime
+from .._search.embedders import embedder_from_env, resolve_embedder
 from .._values import validate_reason
 from .options import CliState, agent_option, json_option, pass_state, store_option
 from .output import count, iso_time, preview, record, table, text_cell, to_json, version_state
 
-__all__ = ["export_command", "import_command", "memory", "parse_value"]
+__all__ = ["export_command", "import_command", "memory", "parse_value", "reindex_command"]
 
 
 class _NotJsonNumber(Exception):
@@ -277,6 +279,44 @@ def search(
     click.echo(table(["SCORE", "KEY", "WORDS", "VALUE"], lines))
     if found.note:
         click.echo(f"({found.note})")
+
+
+@click.command("reindex")
+@store_option
+@click.option(
+    "--embedder",
+    "spec",
+    default=None,
+    metavar="E",
+    help="octopoda-embed, or package.module:factory (default: $OCTOPODA_EMBEDDER).",
+)
+@json_option
+@pass_state
+def reindex_command(state: CliState, spec: str | None, as_json: bool) -> None:
+    """Drop the store's vectors and embed every current memory again with the embedder
+    (after a change of embedding model, which search by meaning refuses until then)."""
+    embedder = resolve_embedder(spec) if spec else embedder_from_env()
+    if embedder is None:
+        raise ConfigError(
+            "reindex needs an embedder: --embedder octopoda-embed (pip install"
+            " 'octopoda-core[ai]') or OCTOPODA_EMBEDDER"
+        )
+    store = state.open_store()
+    before = store.vector_model()
+    store.reset_vectors()
+    embedded = store.index_vectors(embedder)
+    after = store.vector_model()
+    report = {
+        "before": None if before is None else before._asdict(),
+        "model": None if after is None else after._asdict(),
+        "embedded": embedded,
+    }
+    if as_json:
+        click.echo(to_json(report))
+        return
+    was = "no vectors" if before is None else f"{before.name} ({before.dimension} dimensions)"
+    noun = "memory" if embedded == 1 else "memories"
+    click.echo(f"embedded {embedded} {noun} with {embedder.name} (was: {was})")
 
 
 @memory.command("forget")
