@@ -191,6 +191,44 @@ def _hybrid_p50(cfg: Config) -> list[Check]:
     ]
 
 
+def _postgres_hnsw(cfg: Config) -> list[Check]:
+    """search_vectors p50 on PostgreSQL (pgvector HNSW) at 20,000 memories (INFO)."""
+    from postgres_bench import admin_url, bench_database, server_problem
+
+    metric = "PostgreSQL HNSW search_vectors p50"
+    problem = server_problem(admin_url())
+    if problem is not None:
+        line(f"PostgreSQL HNSW skipped: {problem}")
+        return [Check.skip("search", metric, problem)]
+    n = cfg.scale(20_000, 2_000)
+    embedder = _HashEmbedder()
+    queries = _queries(cfg.seed)
+    embedder.warm(queries)
+    with bench_database() as url, AgentRuntime("bench", store=url, embedder=embedder) as agent:
+        try:
+            bulk_load(agent, _memories(n, cfg.seed), batch=5_000)
+            t0 = time.perf_counter()
+            agent.store.index_vectors(embedder)
+            line(
+                f"PostgreSQL: embedded and stored {n:,} vectors in {time.perf_counter() - t0:.1f} s"
+            )
+        except Exception as exc:  # (no pgvector on this server: say so, measure the rest)
+            line(f"PostgreSQL HNSW skipped: {exc}")
+            agent.store.close()
+            return [Check.skip("search", metric, str(exc)[:200])]
+        samples = []
+        for _ in range(cfg.scale(5, 2)):
+            for query in queries:
+                (q,) = embedder.embed([query])
+                t = time.perf_counter()
+                agent.search_vectors(q, limit=10)
+                samples.append(time.perf_counter() - t)
+        agent.store.close()
+    p50 = percentile(samples, 0.5) * 1e3
+    line(f"PostgreSQL search_vectors (HNSW) p50 {p50:.2f} ms at {n:,} memories")
+    return [Check.info("search", f"{metric} at {n:,} memories", round(p50, 2), " ms")]
+
+
 def _minilm() -> Any:
     try:
         from octopoda_embed import MiniLM
@@ -281,7 +319,7 @@ def _fixture(cfg: Config) -> list[Check]:
 def bench_search(cfg: Config) -> list[Check]:
     section("search by words (SQLite FTS5) and by meaning (vectors, hybrid)")
     overheads = [_write_overhead(cfg, every) for every in (10, 100)]
-    return [*_search_p50(cfg), *overheads, *_hybrid_p50(cfg), *_fixture(cfg)]
+    return [*_search_p50(cfg), *overheads, *_hybrid_p50(cfg), *_postgres_hnsw(cfg), *_fixture(cfg)]
 
 
 if __name__ == "__main__":

@@ -427,6 +427,7 @@ def test_erased_bytes_are_in_neither_the_database_nor_the_wal(sqlite_path: Path)
         assert [s.split(" ")[0:3] for s in ours] == [  # the key leaves the search index
             ["DELETE", "FROM", "search_text"],
             ["DELETE", "FROM", "search_docs"],
+            ["DELETE", "FROM", "memory_vectors"],  # and its vector
             ["INSERT", "INTO", "search_text"],  # ('optimize': its segments merged)
         ]
         commit = statements.index("COMMIT")

@@ -200,3 +200,12 @@ class VectorConformance:
             pass
         else:  # pragma: no cover - the test fails
             raise AssertionError("a vector of another dimension was not refused")
+
+    def test_nearer_vectors_of_another_namespace_never_hide_ours(self, store: Store) -> None:
+        other = agent_namespace("b")
+        self._put(store, [_write(f"b{i}", "tea", namespace=other) for i in range(200)], agent="b")
+        store.put_vectors(other, [(f"b{i}", 1, [1.0, 0.0]) for i in range(200)], model="m")
+        self._put(store, [_write("mine", "x"), _write("gone", "x")])
+        store.put_vectors(_NS, [("mine", 1, [0.6, 0.8]), ("gone", 1, [0.8, 0.6])], model="m")
+        self._put(store, [_tombstone("gone")])
+        assert [r.key for r, _ in store.search_vectors(_NS, [1.0, 0.0], limit=3)] == ["mine"]

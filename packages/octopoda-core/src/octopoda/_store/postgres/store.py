@@ -120,6 +120,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
         self._pid = os.getpid()
         self._pool_obj: ConnectionPool[Connection] | None = None
         self._vector_schema: str | None = None  # (pgvector's, once known)
+        self._iterative_scans: bool | None = None  # (pgvector 0.8+: hnsw.iterative_scan)
         with self._connect() as conn:
             self._check_database(conn)
             self._migrate(conn)
@@ -462,8 +463,29 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
         )
         if schema is None:
             return []
-        sql, params = vi.search_sql(q.SEARCH, schema, namespace, query, prefix, tags, now, limit)
-        return [(q.READS.row(r[:-1]), float(r[-1])) for r in self._fetchall(sql, params)]
+        self._vector_schema = schema
+
+        def nearest(conn: Connection) -> list[tuple[StoredRow, float]]:
+            run = partial(self._exec, conn)
+            if self._iterative_scans is None:
+                self._iterative_scans = vi.iterative_scans(run)
+            if self._iterative_scans:
+                run(vi.ITERATIVE_SCAN)  # (for this transaction only)
+            k = limit * 4 + 16
+            while True:
+                sql, params = vi.search_sql(
+                    q.SEARCH, schema, namespace, query, prefix, tags, now, k
+                )
+                rows = run(sql, params).fetchall()
+                if len(rows) >= limit or k >= 1 << 20:
+                    break
+                total = run(vi.COUNT, (namespace,)).fetchone()[0]
+                if k >= total:
+                    break
+                k *= 4
+            return [(q.READS.row(r[:-1]), float(r[-1])) for r in rows[:limit]]
+
+        return self._in_transaction(nearest)
 
     def _in_transaction(self, body: Callable[[Connection], _T], transaction: bool = True) -> _T:
         """``body(connection)`` in one transaction (or none), repeated on a broken

@@ -126,6 +126,21 @@ def apply(
         run(_SET_MARK, (todo.agent, todo.head))
 
 
+COUNT: Final = "SELECT COUNT(*) FROM memory_vectors WHERE namespace = %s"
+ITERATIVE_SCAN: Final = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+_VERSION: Final = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+
+
+def iterative_scans(run: Run) -> bool:
+    """Whether the server's pgvector (0.8 and later) can continue an HNSW scan past its
+    candidate list until a filtered query has its rows (``hnsw.iterative_scan``)."""
+    row = run(_VERSION).fetchone()
+    if row is None:
+        return False
+    parts = [int(p) if p.isdigit() else 0 for p in str(row[0]).split(".")[:2]]
+    return [*parts, 0][:2] >= [0, 8]
+
+
 def search_sql(
     sql: SearchSql,
     schema: str,
@@ -134,21 +149,23 @@ def search_sql(
     prefix: str,
     tags: Sequence[str],
     now: float | None,
-    limit: int,
+    candidates: int,
 ) -> tuple[str, list[Any]]:
-    """Current values with a vector of their current version, nearest first, each with
-    its cosine similarity (``1 - <=>``)."""
+    """The ``candidates`` nearest vectors of ``namespace`` (an HNSW index scan: the inner
+    query orders by distance alone), then their memories where current and passing the
+    filters, nearest first, each with its cosine similarity (``1 - <=>``)."""
     d = sql.dialect
     columns = ", ".join("m." + c for c in d.memory_columns.split(", "))
     distance = f"v.embedding OPERATOR({schema}.<=>) %s::{schema}.vector"
     where, params = sql.filters(prefix, tags, now)
     text = (
-        f"SELECT {columns}, 1 - ({distance}) AS score FROM memory_vectors v"
-        " JOIN memories m ON m.namespace = v.namespace AND m.key = v.key"
-        " AND m.version = v.version WHERE v.namespace = %s"
-        " AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.namespace = m.namespace"
-        " AND n.key = m.key AND n.version > m.version)"
+        f"SELECT {columns}, 1 - c.distance AS score FROM (SELECT v.namespace, v.key,"
+        f" v.version, {distance} AS distance FROM memory_vectors v WHERE v.namespace = %s"
+        f" ORDER BY {distance} LIMIT %s) c"
+        " JOIN memories m ON m.namespace = c.namespace AND m.key = c.key"
+        " AND m.version = c.version WHERE NOT EXISTS (SELECT 1 FROM memories n"
+        " WHERE n.namespace = m.namespace AND n.key = m.key AND n.version > m.version)"
     )
-    text = " AND ".join([text, *where]) + f" ORDER BY {distance} LIMIT %s"
+    text = " AND ".join([text, *where]) + " ORDER BY c.distance, m.key"
     vector = literal(query)
-    return text, [vector, namespace, *params, vector, limit]
+    return text, [vector, namespace, vector, candidates, *params]
