@@ -222,3 +222,16 @@ def test_the_matrix_ranks_the_same_with_and_without_numpy(
     assert [i for i, _ in best] == [i for i, _ in exact]
     assert [s for _, s in best] == pytest.approx([s for _, s in exact], abs=1e-6)
     assert len(matrix.top(query, 100)) == 12 and matrix.top(query, 0) == []
+
+
+def test_the_client_gives_its_embedder_to_every_agent(db: str, embedder: FakeEmbedder) -> None:
+    from octopoda import Octopoda
+
+    client = Octopoda(db, embedder=embedder)
+    try:
+        agent = client.agent("bot")
+        assert agent.embedder is embedder
+        agent.remember("user.diet", "vegetarian")
+        assert agent.recall_similar("what does she eat").mode == "hybrid"
+    finally:
+        client.close()

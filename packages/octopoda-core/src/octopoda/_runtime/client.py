@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal, NamedTuple
 
 from .._loops import LoopPolicy
+from .._search.embedders import embedder_from_env, resolve_embedder
 from .._store import SpaceRow, Store
 from .._store.config import open_store
 from .._values import validate_agent_id, validate_seconds
@@ -50,7 +51,9 @@ class Octopoda:
     ) -> None:
         self._store = open_store(store, durability=durability)
         self._clock = clock or time.time
-        self._embedder = embedder
+        # resolved once (one model in memory for every agent); None: OCTOPODA_EMBEDDER
+        self._embedder = embedder_from_env() if embedder is None else resolve_embedder(embedder)
+        self._embedder_spec: Any = "" if self._embedder is None else self._embedder
         self._agents: dict[str, AgentRuntime] = {}
 
     @property
@@ -74,7 +77,7 @@ class Octopoda:
                 policy=policy,
                 processors=processors,
                 clock=self._clock,
-                embedder=self._embedder,
+                embedder=self._embedder_spec,
             )
             self._agents[agent_id] = runtime
         return runtime
