@@ -42,6 +42,15 @@ WRITTEN: Final = (
     " LEFT JOIN memories m ON m.namespace = c.namespace AND m.key = c.key AND m.version ="
     " (SELECT MAX(x.version) FROM memories x WHERE x.namespace = c.namespace AND x.key = c.key)"
 )
+# WRITTEN with each key's index row, if any: (..., doc id, indexed version).
+_WRITTEN_AND_INDEXED: Final = WRITTEN.replace(
+    " FROM c LEFT JOIN memories m",
+    ", d.id, d.version FROM c LEFT JOIN search_docs d"
+    " ON d.namespace = c.namespace AND d.key = c.key LEFT JOIN memories m",
+)
+_DROP_TEXT_ID: Final = "DELETE FROM search_text WHERE rowid = ?"
+_DROP_DOC_ID: Final = "DELETE FROM search_docs WHERE id = ?"
+_MOVE_DOC: Final = "UPDATE search_docs SET version = ? WHERE id = ?"
 DROP_TEXT: Final = (
     "DELETE FROM search_text WHERE rowid = (SELECT id FROM search_docs"
     " WHERE namespace = ? AND key = ?)"
@@ -65,7 +74,8 @@ def catch_up(conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
         for agent, mark, head in conn.execute(_BEHIND).fetchall():  # again, under the lock
             own = agent_namespace(agent)
-            _reindex(conn, conn.execute(WRITTEN, (own, agent, mark, head)).fetchall())
+            written = conn.execute(_WRITTEN_AND_INDEXED, (own, agent, mark, head)).fetchall()
+            _reindex(conn, written)
             conn.execute(_SET_MARK, (agent, head))
         conn.execute("COMMIT")
     except BaseException as exc:
@@ -77,18 +87,28 @@ def catch_up(conn: sqlite3.Connection) -> None:
 
 
 def _reindex(conn: sqlite3.Connection, written: list[tuple[Any, ...]]) -> None:
-    """Each written key's text replaced by its newest version's, or removed: old rows out,
-    new rows in, each kind of statement run for all the keys at once."""
-    keys = [(namespace, key) for namespace, key, *_ in written]
-    conn.executemany(DROP_TEXT, keys)
-    conn.executemany(DROP_DOC, keys)
-    docs, texts = [], []
+    """Each written key's text replaced by its newest version's (under the same doc id), or
+    removed; a key not indexed yet only added, one already indexed at its newest version
+    left alone. Each kind of statement runs for all the keys at once."""
+    drop_texts, drop_docs, moves, docs, texts = [], [], [], [], []
     next_id = conn.execute(_LAST_DOC).fetchone()[0] + 1
-    for namespace, key, version, encoding, value, erased in written:
+    for namespace, key, version, encoding, value, erased, doc, indexed in written:
         text = None if version is None or erased else document_text(key, encoding, value)
-        if text is not None:
+        if doc is not None and text is not None and indexed == version:
+            continue
+        if doc is not None:
+            drop_texts.append((doc,))
+            if text is None:
+                drop_docs.append((doc,))
+            else:
+                moves.append((version, doc))
+                texts.append((doc, text))
+        elif text is not None:
             docs.append((next_id, namespace, key, version))
             texts.append((next_id, text))
             next_id += 1
+    conn.executemany(_DROP_TEXT_ID, drop_texts)
+    conn.executemany(_DROP_DOC_ID, drop_docs)
+    conn.executemany(_MOVE_DOC, moves)
     conn.executemany(_PUT_DOC, docs)
     conn.executemany(_PUT_TEXT, texts)
