@@ -235,3 +235,28 @@ def test_the_client_gives_its_embedder_to_every_agent(db: str, embedder: FakeEmb
         assert agent.recall_similar("what does she eat").mode == "hybrid"
     finally:
         client.close()
+
+
+def test_a_store_from_before_vectors_migrates_and_embeds_what_it_holds(
+    tmp_path: Path, embedder: FakeEmbedder
+) -> None:
+    import sqlite3
+
+    from octopoda import SqliteStore
+
+    path = tmp_path / "old.db"
+    with SqliteStore(path) as store, AgentRuntime("bot", store=store, embedder="") as agent:
+        agent.remember("user.diet", "vegetarian")
+        agent.remember("user.city", "Porto")
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:  # back to schema 6, as a file written before vectors existed
+        for table in ("vector_model", "memory_vectors", "vector_marks"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("DELETE FROM schema_migrations WHERE name = '0007_vectors'")
+        conn.execute("PRAGMA user_version = 6")
+    finally:
+        conn.close()
+    with SqliteStore(path) as store, AgentRuntime("bot", store=store, embedder=embedder) as agent:
+        assert "0007_vectors" in store.info()["migrations"]
+        assert agent.recall_similar("what does she eat")[0].key == "user.diet"
+        assert [len(batch) for batch in embedder.calls] == [2, 1]
