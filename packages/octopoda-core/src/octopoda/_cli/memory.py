@@ -260,7 +260,8 @@ def search(
     as_json: bool,
 ) -> None:
     """Find the memories that best match the words of QUERY, best first, each with its
-    score (the share of the query's words it holds) and the words found."""
+    score (the share of the query's words it holds) and the words found; by meaning too
+    when an embedder is configured (OCTOPODA_EMBEDDER)."""
     runtime = state.runtime(agent)
     found = runtime.recall_similar(query, limit=limit, prefix=prefix, tags=tags or None)
     if as_json:
@@ -270,7 +271,8 @@ def search(
         )
         return
     if not found:
-        click.echo(f"no memory of agent {agent!r} holds a word of {query!r}")
+        what = "holds a word of" if found.mode == "lexical" else "matches"
+        click.echo(f"no memory of agent {agent!r} {what} {query!r}")
         return
     lines = [
         [f"{m.score:.2f}", text_cell(m.key), ",".join(m.why.terms) or "-", preview(m.value)]
