@@ -260,3 +260,16 @@ def test_a_store_from_before_vectors_migrates_and_embeds_what_it_holds(
         assert "0007_vectors" in store.info()["migrations"]
         assert agent.recall_similar("what does she eat")[0].key == "user.diet"
         assert [len(batch) for batch in embedder.calls] == [2, 1]
+
+
+def test_a_callable_in_a_new_process_may_first_only_drop(db: str) -> None:
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [[1.0, float("tea" in t)] for t in texts]
+
+    with AgentRuntime("bot", store=db, embedder=embed) as agent:
+        agent.remember("drink", "green tea")
+        agent.remember("city", "Porto")
+        agent.recall_similar("tea")
+    with AgentRuntime("bot", store=db, embedder=embed) as agent:  # dimension not known yet
+        agent.forget("city")  # the next catch-up has only a key to drop
+        assert [m.key for m in agent.recall_similar("tea")] == ["drink"]

@@ -96,10 +96,12 @@ class VectorReads:
                 vectors += checked_vectors(
                     out, len(chunk), dimension, f"embedder {embedder.name!r}"
                 )
-            dimension = len(vectors[0]) if vectors else embedder.dimension
-            if stored is None and not dimension:
-                continue  # (nothing embedded yet and no dimension known: nothing to record)
-            model = VectorModel(embedder.name, dimension or embedder.dimension)
+            if vectors:
+                model = VectorModel(embedder.name, len(vectors[0]))
+            elif stored is not None:
+                model = stored  # (only keys to drop: the model is the stored one)
+            else:
+                continue  # (nothing embedded and no vectors yet: nothing to record)
             puts = [
                 (ns, key, version, v)
                 for (ns, key, version, _), v in zip(pending.texts, vectors, strict=True)
