@@ -201,8 +201,8 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
                 dimension   INTEGER NOT NULL
             )""",
             # One unit vector (little-endian float32) per key, of the version it was made
-            # from (vector_reads.py). AUTOINCREMENT: ids are never reused, so (count, max id)
-            # of a namespace changes with every change of its vectors (the matrix cache).
+            # from (vector_reads.py). AUTOINCREMENT: ids are never reused, so the newest id
+            # of a namespace changes with every vector stored (the matrix cache).
             """CREATE TABLE memory_vectors (
                 id          INTEGER PRIMARY KEY AUTOINCREMENT,
                 namespace   TEXT NOT NULL,
@@ -211,6 +211,8 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
                 vector      BLOB NOT NULL,
                 UNIQUE (namespace, key)
             )""",
+            # The newest id of a namespace, read by every vector search (the matrix cache).
+            "CREATE INDEX memory_vectors_newest ON memory_vectors (namespace, id)",
             # Per agent, the seq of the newest event embedded (none: nothing embedded yet).
             """CREATE TABLE vector_marks (
                 agent       TEXT PRIMARY KEY,

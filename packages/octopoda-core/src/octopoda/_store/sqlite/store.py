@@ -297,6 +297,7 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads):
                 conn.execute(q.RESOLVE_CONFLICT, (op.resolution, agent, time, op.conflict_id))
             elif isinstance(op, EraseKey):
                 _erase_securely(conn, op)
+                self._matrices.forget(op.namespace)  # (no erased vector stays in memory)
             elif isinstance(op, SetRunStatus):
                 status = (op.run_id, op.status, op.reason, time, seq)
                 conn.execute(q.SET_RUN_STATUS, (agent, *status))

@@ -37,7 +37,11 @@ _DROP_OLDER: Final = "DELETE FROM memory_vectors WHERE namespace = ? AND key = ?
 _PUT: Final = (
     "INSERT OR IGNORE INTO memory_vectors (namespace, key, version, vector) VALUES (?, ?, ?, ?)"
 )
-SIGNATURE: Final = "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM memory_vectors WHERE namespace = ?"
+# The newest id of a namespace's vectors: it changes whenever one is stored (a replaced
+# vector gets a new id; ids are never reused). A vector deleted without another stored
+# (forget, erase) may stay in the cached matrix: harmless, as every candidate is read back
+# and kept only if its vector's version is the key's current, live one.
+SIGNATURE: Final = "SELECT MAX(id) FROM memory_vectors WHERE namespace = ?"
 MATRIX: Final = "SELECT key, version, vector FROM memory_vectors WHERE namespace = ? ORDER BY id"
 RESET: Final = (
     "DELETE FROM memory_vectors",
@@ -104,16 +108,19 @@ def model_of(row: Any) -> VectorModel | None:
 
 
 class Matrices:
-    """Per namespace, its vectors as one matrix, rebuilt when they change (a namespace's
-    (count, max id) of ``memory_vectors``), and the search over it: the best rows by
-    cosine, then their memories read with the search's filters (more rows while fewer
-    than ``limit`` pass)."""
+    """Per namespace, its vectors as one matrix, rebuilt when one is stored (the newest id
+    of the namespace in ``memory_vectors``: :data:`SIGNATURE`), and the search over it:
+    the best rows by cosine, then their memories read with the search's filters (more rows
+    while fewer than ``limit`` pass)."""
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[tuple[Any, ...], VectorMatrix]] = {}
 
     def clear(self) -> None:
         self._cache.clear()
+
+    def forget(self, namespace: str) -> None:
+        self._cache.pop(namespace, None)
 
     def matrix(self, fetchall: Fetch, namespace: str, model: VectorModel) -> VectorMatrix:
         signature = tuple(fetchall(SIGNATURE, (namespace,))[0])
