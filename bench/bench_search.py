@@ -1,5 +1,8 @@
-"""Search by words: p50 of ``agent.search(query=...)`` at 100,000 memories, the write
-overhead of the full-text index, and lexical recall@5 / MRR on the retrieval fixture.
+"""Search by words and by meaning: p50 of ``agent.search(query=...)`` at 100,000 memories,
+the write overhead of the full-text index, hybrid ``recall_similar`` and ``search_vectors``
+p50 at 100,000 (a hash embedder; the query's embedding excluded), PostgreSQL HNSW p50, and
+recall@5 / MRR on the retrieval fixture: lexical, and vector and hybrid with
+octopoda-embed's MiniLM where it is installed (skipped with a message otherwise).
 
     python bench/bench_search.py [--quick]      (or: nox -s bench -- --only search)
 
@@ -13,7 +16,7 @@ time counted, against the same ``remember`` on a store never searched, so both s
 the same moment of a shared machine. (Each catch-up is one transaction, whose FTS5 segment
 flush costs about as much as indexing tens of memories.) The first search at 100,000
 memories, which indexes them all, is reported on its own. The fixture figures are
-information (lexical only: no embedder here).
+information, but for hybrid >= vector-only and hybrid >= lexical-only on recall@5.
 """
 
 from __future__ import annotations
