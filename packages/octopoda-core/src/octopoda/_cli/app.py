@@ -13,6 +13,7 @@ import click
 from .._version import __version__
 from .audit import audit, diff, timeline
 from .memory import export_command, import_command, memory
+from .migrate import migrate_command
 from .options import OctopodaGroup, store_option
 from .store import agents, doctor, version
 
@@ -45,6 +46,7 @@ cli.add_command(agents)
 cli.add_command(memory)
 cli.add_command(export_command)
 cli.add_command(import_command)
+cli.add_command(migrate_command)
 
 # -- audit -----------------------------------------------------------------------------------
 cli.add_command(audit)
