@@ -6,6 +6,8 @@ and are skipped otherwise.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import nox
@@ -98,6 +100,55 @@ def tests_postgres(session: nox.Session) -> None:
     session.run(
         "pytest", *RUNTIME_SUITES, "--store-backend=postgresql", "-k", deselect, *session.posargs
     )
+
+
+# Octopoda 3.3.4 (the predecessor on PyPI) owns the same `octopoda` import package as our
+# core, so it gets a venv of its own beside the session's; the tests run 3.3.4's API there to
+# write real data at test time (nothing of it is committed) and migrate it with our core.
+LEGACY_SPEC = "octopoda==3.3.4"
+MIGRATE_TESTS = [f"{CORE}/tests/test_migrate.py", f"{CORE}/tests/test_migrating_doc.py"]
+
+
+def _legacy_venv(session: nox.Session) -> Path:
+    """A venv holding octopoda 3.3.4 only (reused while it does); its interpreter."""
+    venv = Path(session.virtualenv.location).parent / "migrate-334"
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    check = "import importlib.metadata as m; assert m.version('octopoda') == '3.3.4'"
+    if python.exists() and subprocess.run([str(python), "-c", check], check=False).returncode == 0:
+        session.log(f"reusing {venv} ({LEGACY_SPEC})")
+        return python
+    nox_venv = getattr(nox, "virtualenv", None)
+    uv = getattr(nox_venv, "UV", None) if getattr(nox_venv, "HAS_UV", False) else None
+    if uv:
+        session.run(str(uv), "venv", "--quiet", "--python", "3.11", str(venv), external=True)
+        session.run(
+            str(uv),
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(python),
+            LEGACY_SPEC,
+            external=True,
+        )
+    else:
+        session.run("python", "-m", "venv", "--clear", str(venv))
+        session.run(str(python), "-m", "pip", "install", "--quiet", LEGACY_SPEC, external=True)
+    return python
+
+
+@nox.session(python="3.11")
+def migrate(session: nox.Session) -> None:
+    """`octopoda migrate` against real 3.3.4 data (tests/test_migrate.py) and
+    docs/migrating.md against 3.3.4's package; extra args go to pytest."""
+    legacy = _legacy_venv(session)
+    session.install("-e", f"{CORE}[cli]", *CORE_TEST_DEPS)
+    env = {"OCTOPODA_LEGACY_PYTHON": str(legacy), "OCTOPODA_REQUIRE_LEGACY": "1"}
+    tests = [t for t in MIGRATE_TESTS if (ROOT / t).is_file()]
+    session.run("pytest", *tests, *session.posargs, env=env)
+
+
+nox.options.sessions.append("migrate")
 
 
 @nox.session
