@@ -136,18 +136,28 @@ class HistoryMixin(RuntimeBase):
         bundle: dict[str, Any] | str | bytes,
         *,
         on_existing: Literal["append", "skip", "error"] = "append",
+        allow_duplicate: bool = False,
     ) -> ImportResult:
         """Write a bundle's versions (oldest first) as new versions, in one transaction.
 
         For a key that already has history here: ``append`` adds the bundle's versions after
         it, ``skip`` leaves the key alone, ``error`` refuses the whole import. The bundle is
         validated entirely before anything is written.
+
+        Importing is idempotent: the import event records the bundle's digest
+        (``bundle_sha256``), and a bundle this agent imported before writes nothing
+        (``ImportResult.already_imported`` is that event's seq). ``allow_duplicate=True``
+        appends a second copy.
         """
         if on_existing not in ("append", "skip", "error"):
             raise InvalidInput(
                 f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
             )
-        source, per_key = read_bundle(bundle, self._ns)
+        source, per_key, digest = read_bundle(bundle, self._ns)
+        if not allow_duplicate:
+            earlier = self._imported(digest)
+            if earlier is not None:
+                return ImportResult(0, 0, (), None, earlier)
         skipped: list[str] = []
 
         def plan(now: float) -> tuple[str, dict[str, Any], list[MemoryWrite]] | None:
@@ -163,13 +173,22 @@ class HistoryMixin(RuntimeBase):
                     skipped.append(key)
                     continue
                 writes.extend(key_writes)
-            return ("import", {"source_agent": source}, writes) if writes else None
+            payload = {"source_agent": source, "bundle_sha256": digest}
+            return ("import", payload, writes) if writes else None
 
         done = self._unchanged(plan)
         if done is None:
             return ImportResult(0, 0, tuple(skipped))
         event, writes, _, _ = done
         return ImportResult(len({w.key for w in writes}), len(writes), tuple(skipped), event.seq)
+
+    def _imported(self, digest: str) -> int | None:
+        """The seq of this agent's last ``import`` event of the bundle with ``digest``."""
+        found = None
+        for event in self._store.events(self._agent_id, kinds=("import",)):
+            if event.payload.get("bundle_sha256") == digest:
+                found = event.seq
+        return found
 
     # -- health -----------------------------------------------------------------------------
 
