@@ -106,7 +106,11 @@ def tests_postgres(session: nox.Session) -> None:
 # core, so it gets a venv of its own beside the session's; the tests run 3.3.4's API there to
 # write real data at test time (nothing of it is committed) and migrate it with our core.
 LEGACY_SPEC = "octopoda==3.3.4"
-MIGRATE_TESTS = [f"{CORE}/tests/test_migrate.py", f"{CORE}/tests/test_migrating_doc.py"]
+MIGRATE_TESTS = [
+    f"{CORE}/tests/test_migrate.py",
+    f"{CORE}/tests/test_migrating_doc.py",
+    f"{CORE}/tests/test_install_conflict.py",  # both installed in one throwaway venv
+]
 
 
 def _legacy_venv(session: nox.Session) -> Path:
@@ -144,6 +148,9 @@ def migrate(session: nox.Session) -> None:
     legacy = _legacy_venv(session)
     session.install("-e", f"{CORE}[cli]", *CORE_TEST_DEPS)
     env = {"OCTOPODA_LEGACY_PYTHON": str(legacy), "OCTOPODA_REQUIRE_LEGACY": "1"}
+    nox_venv = getattr(nox, "virtualenv", None)
+    if getattr(nox_venv, "HAS_UV", False):
+        env["OCTOPODA_TEST_UV"] = str(nox_venv.UV)  # type: ignore[union-attr]
     tests = [t for t in MIGRATE_TESTS if (ROOT / t).is_file()]
     session.run("pytest", *tests, *session.posargs, env=env)
 

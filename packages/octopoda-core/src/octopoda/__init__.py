@@ -32,6 +32,22 @@ from ._errors import (
 )
 from ._version import __version__
 
+
+def _check_install() -> None:
+    """Refuse to run on files shared with Octopoda 3.3.4 (``_migrate/conflict.py``): one
+    ``stat`` unless its ``synrix_runtime`` package is installed beside this one."""
+    from os import path
+
+    here = path.dirname(path.abspath(__file__))
+    if path.isdir(path.join(path.dirname(here), "synrix_runtime")):
+        from ._migrate.conflict import check_install
+
+        check_install(here)
+
+
+_check_install()
+del _check_install
+
 if TYPE_CHECKING:
     from ._audit.chain import AuditChainer
     from ._audit.signing import SignedHead
