@@ -23,6 +23,7 @@ from ._errors import (
     InvalidValue,
     LoopDetected,
     NotFound,
+    NotSupported,
     OctopodaError,
     SchemaTooNew,
     SnapshotNotFound,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from ._runtime.actions import Stats
     from ._runtime.client import AgentInfo, Octopoda
     from ._runtime.collab import Conflict, Goal, Message, SharedValue, SharedVersion
+    from ._runtime.compat import Task
     from ._runtime.pipeline import Pipeline, Processor
     from ._runtime.runs import RunInfo
     from ._runtime.runtime import AgentRuntime
@@ -108,6 +110,7 @@ _LAZY: dict[str, str] = {
     "SimilarMatch": "._search.results",
     "SimilarResults": "._search.results",
     "Stats": "._runtime.actions",
+    "Task": "._runtime.compat",
     "LoopEventRef": "._loops",
     "LoopSignal": "._loops",
     "LoopStatus": "._loops",
@@ -226,6 +229,7 @@ __all__ = [
     "MemoryView",
     "Message",
     "NotFound",
+    "NotSupported",
     "Octopoda",
     "OctopodaError",
     "Outage",
@@ -247,6 +251,7 @@ __all__ = [
     "Stats",
     "StorageError",
     "Store",
+    "Task",
     "UndecodableText",
     "VerifyReport",
     "VersionConflict",

@@ -48,9 +48,9 @@ class DecisionsMixin(RuntimeBase):
     def log_decision(
         self,
         decision: str,
-        *,
         reasoning: str | None = None,
         context: dict[str, Any] | None = None,
+        *,
         run_id: str | None = None,
     ) -> Decision:
         """Record a decision as an audited event, in run ``run_id`` (None: the agent's

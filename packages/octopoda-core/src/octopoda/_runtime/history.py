@@ -74,14 +74,20 @@ class HistoryMixin(RuntimeBase):
             for s in self._store.snapshots(self._agent_id)
         ]
 
-    def restore(self, name: str) -> RestoreResult:
-        """Bring memory back to the snapshot ``name`` by writing new versions.
+    def restore(self, name: str | None = None) -> RestoreResult:
+        """Bring memory back to the snapshot ``name`` (None: the latest) by writing new
+        versions.
 
         Keys that changed since are written back; keys created since are tombstoned.
         History stays whole, and the restore is one audited event. A value erased since
         (:meth:`erase`) cannot come back: its key counts as absent at the snapshot, so it is
         tombstoned if it has a value now and left alone otherwise.
         """
+        if name is None:
+            taken = self._store.snapshots(self._agent_id)
+            if not taken:
+                raise SnapshotNotFound(f"agent {self._agent_id!r} has no snapshot to restore")
+            name = max(taken, key=lambda s: s.seq).name
         snap = self._store.snapshot(self._agent_id, validate_key(name, "snapshot name"))
         if snap is None:
             known = ", ".join(repr(s.name) for s in self._store.snapshots(self._agent_id)) or "none"
