@@ -146,7 +146,7 @@ def migrate(session: nox.Session) -> None:
     """`octopoda migrate` against real 3.3.4 data (tests/test_migrate.py) and
     docs/migrating.md against 3.3.4's package; extra args go to pytest."""
     legacy = _legacy_venv(session)
-    session.install("-e", f"{CORE}[cli]", *CORE_TEST_DEPS)
+    session.install("-e", f"{CORE}[cli,postgres]", *CORE_TEST_DEPS)
     env = {"OCTOPODA_LEGACY_PYTHON": str(legacy), "OCTOPODA_REQUIRE_LEGACY": "1"}
     nox_venv = getattr(nox, "virtualenv", None)
     if getattr(nox_venv, "HAS_UV", False):

@@ -74,7 +74,7 @@ def run(*args: str) -> Any:
     return result
 
 
-def migrate_json(store: Path, source: Path, *extra: str) -> dict[str, Any]:
+def migrate_json(store: Path | str, source: Path, *extra: str) -> dict[str, Any]:
     result = run("--store", str(store), "migrate", "--from", str(source), "--json", *extra)
     report: dict[str, Any] = json.loads(result.stdout)
     return report
@@ -227,3 +227,20 @@ def test_no_334_data_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1
     assert "no Octopoda 3.3.4 data at" in result.output + (result.stderr or "")
+
+
+def test_migrating_into_postgresql_keeps_history_and_is_idempotent(
+    legacy: dict[str, Any], postgres_clean_url: str
+) -> None:
+    from octopoda._store.config import open_store
+
+    first = migrate_json(postgres_clean_url, legacy["data"])
+    assert first["imported"] > 0
+    second = migrate_json(postgres_clean_url, legacy["data"])
+    assert second["imported"] == 0 and second["already_imported"] == first["imported"]
+    store = open_store(postgres_clean_url)
+    alice = AgentRuntime("alice", store=store)
+    assert [v.value for v in alice.recall_history("user")] == ["Ally", "Alicia", "Alice"]
+    history = alice.shared_history("price", space="research")
+    assert [v.author for v in history] == ["alice", "bob", "alice"]
+    assert alice.audit.verify().ok and AgentRuntime("bob", store=store).audit.verify().ok
