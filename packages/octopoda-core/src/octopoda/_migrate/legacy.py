@@ -266,7 +266,7 @@ def read_legacy_database(path: Path) -> LegacyData:
         # of a long-used database, are never read.
         ranges = " OR ".join(f"(name >= '{p}' AND name < '{p[:-1]};')" for p in _READ)
         rows = conn.execute(
-            f"SELECT name, data, {valid_from}, created_at FROM nodes"  # noqa: S608 (no input)
+            f"SELECT name, data, {valid_from}, created_at FROM nodes"  # (constants only)
             f" WHERE {ranges} ORDER BY name, {order}"
         ).fetchall()
     finally:
