@@ -244,3 +244,29 @@ def test_migrating_into_postgresql_keeps_history_and_is_idempotent(
     history = alice.shared_history("price", space="research")
     assert [v.author for v in history] == ["alice", "bob", "alice"]
     assert alice.audit.verify().ok and AgentRuntime("bob", store=store).audit.verify().ok
+
+
+def test_two_migrations_at_once_import_everything_once(
+    legacy: dict[str, Any], tmp_path: Path
+) -> None:
+    import sys
+
+    store_path = tmp_path / "ours.db"
+    with SqliteStore(store_path) as store:  # the file exists
+        AgentRuntime("someone", store=store).remember("x", 1)
+    cmd = [sys.executable, "-m", "octopoda", "--store", str(store_path), "migrate", "--json"]
+    procs = [
+        subprocess.Popen([*cmd, "--from", str(legacy["data"])], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    reports = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert all(r["imported"] + r["already_imported"] > 0 for r in reports)
+    with SqliteStore(store_path) as store:
+        alice = AgentRuntime("alice", store=store)
+        assert [v.value for v in alice.recall_history("user")] == ["Ally", "Alicia", "Alice"]
+        assert len(alice.decisions()) == 1
+        bob = AgentRuntime("bob", store=store)
+        assert len(bob.shared_history("price", space="research")) == 3
+        assert len(bob.read_messages(unread_only=False)) == 1
+        assert alice.audit.verify().ok and bob.audit.verify().ok

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import OctopodaError
+from .._errors import OctopodaError, StorageError, VersionConflict
 from .._store import MemoryWrite, SendMessage, Store, agent_namespace, space_namespace
 from .._store.rows import StoredRow
 from .._values import encode_value, validate_agent_id, validate_key, validate_tags
@@ -289,9 +289,22 @@ def _send(m: LegacyMessage, skips: list[LegacySkip]) -> SendMessage | None:
 
 
 def migrate(store: Store, data: LegacyData, *, dry_run: bool = False) -> MigrationReport:
-    """Import ``data`` into ``store``; with ``dry_run`` only plan and report."""
-    from .._runtime.runtime import AgentRuntime
+    """Import ``data`` into ``store``; with ``dry_run`` only plan and report.
 
+    Each agent's commit expects the agent's head as planned: when another writer (a second
+    ``octopoda migrate`` at the same time, say) moved it, the plan is made again, and what
+    the other committed meanwhile counts as already imported.
+    """
+    for _ in range(20):
+        planner = _plan(store, data)
+        try:
+            return _apply(store, data, planner, dry_run)
+        except VersionConflict:
+            continue
+    raise StorageError("the store kept changing during `octopoda migrate`; run it again")
+
+
+def _plan(store: Store, data: LegacyData) -> _Planner:
     planner = _Planner(store, data)
     for agent in sorted(data.agents):
         try:
@@ -302,11 +315,16 @@ def migrate(store: Store, data: LegacyData, *, dry_run: bool = False) -> Migrati
         planner.plan_agent(agent)
     planner.plan_spaces()
     planner.plan_messages()
+    return planner
+
+
+def _apply(store: Store, data: LegacyData, planner: _Planner, dry_run: bool) -> MigrationReport:
+    from .._runtime.runtime import AgentRuntime
+
     report = MigrationReport(data.source, data.kind, dry_run, skipped=planner.skips)
+    heads = {a: (row.head_seq if (row := store.agent(a)) else 0) for a in planner.reports}
     for batch in planner.batches:
-        if not (batch.writes or batch.ops or batch.decisions):
-            continue
-        if dry_run:
+        if dry_run or not (batch.writes or batch.ops or batch.decisions):
             continue
         payload: dict[str, Any] = {
             "source": data.source,
@@ -321,7 +339,11 @@ def migrate(store: Store, data: LegacyData, *, dry_run: bool = False) -> Migrati
         if batch.messages:
             payload["messages"] = batch.messages
         runtime = AgentRuntime(batch.agent, store=store)
-        event, _ = runtime._commit("import", payload, batch.writes, ops=batch.ops)
+        event, _ = runtime._commit(
+            "import", payload, batch.writes, ops=batch.ops, expected_seq=heads[batch.agent]
+        )
+        row = store.agent(batch.agent)
+        heads[batch.agent] = row.head_seq if row is not None else event.seq
         planner.report(batch.agent).events.append(event.seq)
     report.agents = [planner.reports[a] for a in sorted(planner.reports)]
     return report
