@@ -35,7 +35,10 @@ print(
         {
             "version": dist.version,
             "methods": methods,
-            "names": sorted(n for n in dir(octopoda) if not n.startswith("_")),
+            "names": sorted(
+                {n for n in dir(octopoda) if not n.startswith("_")}
+                | set(getattr(octopoda, "_ZF_LAZY", {}))  # lazy: init, audit_chain, ...
+            ),
             "scripts": scripts,
             "env": sorted(env),
         }
