@@ -112,3 +112,19 @@ def test_methods_without_an_equivalent_name_the_replacement(
         call(agent)  # type: ignore[operator]
     assert replacement in str(info.value)
     assert isinstance(info.value, NotImplementedError)
+
+
+def test_334_share_read_shared_export_and_import_shapes(agent: AgentRuntime) -> None:
+    agent.share("price", "$2.1B", "research")  # space positional, as in 3.3.4
+    shared = agent.read_shared("price", "research")
+    assert (shared.value, shared.author) == ("$2.1B", "bot")
+    agent.remember("a", 1)
+    bundle = agent.export_memories(False)
+    with pytest.raises(NotSupported, match=r"snapshots\(\) lists"):
+        agent.export_memories(include_snapshots=True)
+    other = AgentRuntime("other", store=agent.store)
+    other.remember("a", "mine")
+    skipped = other.import_memories(bundle, False)  # overwrite=False: existing keys stay
+    assert skipped.skipped_keys == ("a",) and other.recall("a").value == "mine"
+    appended = other.import_memories(bundle, overwrite=True, allow_duplicate=True)
+    assert appended.versions == 1 and other.recall("a").value == 1

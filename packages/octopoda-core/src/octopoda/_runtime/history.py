@@ -128,8 +128,20 @@ class HistoryMixin(RuntimeBase):
 
     # -- export / import --------------------------------------------------------------------
 
-    def export_memories(self) -> dict[str, Any]:
-        """Every key with its full history as a JSON-safe bundle (format: ``bundle.py``)."""
+    def export_memories(self, include_snapshots: bool = False) -> dict[str, Any]:
+        """Every key with its full history as a JSON-safe bundle (format: ``bundle.py``).
+
+        ``include_snapshots`` (3.3.4's option) must stay False: a snapshot here is a point
+        in the history the bundle already holds whole (``snapshots()`` lists them).
+        """
+        if include_snapshots:
+            from .._errors import NotSupported
+
+            raise NotSupported(
+                "export_memories(include_snapshots=True) was Octopoda 3.3.4's; use"
+                " export_memories(): the bundle holds every version, and snapshots() lists"
+                " the named points in it (docs/migrating.md)"
+            )
         return build_bundle(
             self._agent_id,
             self._store.all_versions(self._ns),
@@ -140,6 +152,7 @@ class HistoryMixin(RuntimeBase):
     def import_memories(
         self,
         bundle: dict[str, Any] | str | bytes,
+        overwrite: bool | None = None,
         *,
         on_existing: Literal["append", "skip", "error"] = "append",
         allow_duplicate: bool = False,
@@ -153,8 +166,11 @@ class HistoryMixin(RuntimeBase):
         Importing is idempotent: the import event records the bundle's digest
         (``bundle_sha256``), and a bundle this agent imported before writes nothing
         (``ImportResult.already_imported`` is that event's seq). ``allow_duplicate=True``
-        appends a second copy.
+        appends a second copy. ``overwrite`` is 3.3.4's option: False is
+        ``on_existing="skip"``, True ``"append"`` (new versions over the existing ones).
         """
+        if overwrite is not None:
+            on_existing = "append" if overwrite else "skip"
         if on_existing not in ("append", "skip", "error"):
             raise InvalidInput(
                 f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
