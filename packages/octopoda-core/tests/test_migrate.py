@@ -270,3 +270,18 @@ def test_two_migrations_at_once_import_everything_once(
         assert len(bob.shared_history("price", space="research")) == 3
         assert len(bob.read_messages(unread_only=False)) == 1
         assert alice.audit.verify().ok and bob.audit.verify().ok
+
+
+def test_without_from_it_reads_334s_data_dir_variables(
+    legacy: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OCTOPODA_DATA_DIR", raising=False)
+    monkeypatch.setenv("SYNRIX_DATA_DIR", str(legacy["data"]))
+    result = run("--store", str(tmp_path / "ours.db"), "migrate", "--json")
+    assert json.loads(result.stdout)["source"] == str(legacy["data"] / "synrix.db")
+    monkeypatch.setenv("OCTOPODA_DATA_DIR", str(tmp_path / "elsewhere"))  # 3.3.4's first
+    failed = CliRunner().invoke(cli, ["--store", str(tmp_path / "ours.db"), "migrate"])
+    assert failed.exit_code == 1
+    assert f"no Octopoda 3.3.4 data at {tmp_path / 'elsewhere' / 'synrix.db'}" in (
+        failed.output + (failed.stderr or "")
+    )
