@@ -285,3 +285,22 @@ def test_without_from_it_reads_334s_data_dir_variables(
     assert f"no Octopoda 3.3.4 data at {tmp_path / 'elsewhere' / 'synrix.db'}" in (
         failed.output + (failed.stderr or "")
     )
+
+
+def test_a_database_that_is_not_334s_is_a_clear_error(tmp_path: Path) -> None:
+    ours = tmp_path / "octopoda.db"
+    with SqliteStore(ours) as store:
+        AgentRuntime("bot", store=store).remember("k", 1)
+    result = CliRunner().invoke(
+        cli, ["--store", str(tmp_path / "x.db"), "migrate", "--from", str(ours)]
+    )
+    assert result.exit_code == 1
+    assert "is an SQLite database but not Octopoda 3.3.4's" in result.output + (result.stderr or "")
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"format": "other"}')
+    result = CliRunner().invoke(
+        cli, ["--store", str(tmp_path / "x.db"), "migrate", "--from", str(junk)]
+    )
+    assert result.exit_code == 1 and "is not a 3.3.4 export bundle" in result.output + (
+        result.stderr or ""
+    )

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from .._errors import InvalidInput, StorageError
+
 __all__ = [
     "LegacyData",
     "LegacyDecision",
@@ -257,21 +259,42 @@ def read_legacy_database(path: Path) -> LegacyData:
     """Every agent memory (all versions), shared value, decision, goal and message of a
     3.3.4 ``synrix.db``, read-only."""
     uri = f"file:{path.resolve()}?mode=ro"
+    try:
+        rows = _read_rows(uri)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot read the Octopoda 3.3.4 database {path}: {exc}") from None
+    if rows is None:
+        raise InvalidInput(
+            f"{path} is an SQLite database but not Octopoda 3.3.4's (it has no 'nodes' table);"
+            " pass --from with 3.3.4's synrix.db (an Octopoda store is copied with"
+            " `octopoda export` and `octopoda import`)"
+        )
+    return _decode_rows(str(path), rows)
+
+
+def _read_rows(uri: str) -> list[tuple[Any, ...]] | None:
     conn = sqlite3.connect(uri, uri=True)
     try:
         columns = {r[1] for r in conn.execute("PRAGMA table_info(nodes)")}
+        if not {"name", "data"} <= columns:
+            return None
         order = "version, valid_from, id" if {"version", "valid_from"} <= columns else "id"
         valid_from = "valid_from" if "valid_from" in columns else "NULL"
+        created_at = "created_at" if "created_at" in columns else "NULL"
         # Name ranges (the name index serves them): 3.3.4's metrics and runtime rows, most
         # of a long-used database, are never read.
         ranges = " OR ".join(f"(name >= '{p}' AND name < '{p[:-1]};')" for p in _READ)
         rows = conn.execute(
-            f"SELECT name, data, {valid_from}, created_at FROM nodes"  # (constants only)
+            f"SELECT name, data, {valid_from}, {created_at} FROM nodes"  # (constants only)
             f" WHERE {ranges} ORDER BY name, {order}"
         ).fetchall()
     finally:
         conn.close()
-    out = LegacyData(str(path), "database")
+    return rows
+
+
+def _decode_rows(source: str, rows: list[tuple[Any, ...]]) -> LegacyData:
+    out = LegacyData(source, "database")
     for name, text, start, created in rows:
         if not isinstance(name, str) or name.startswith(_IGNORED):
             continue
