@@ -304,3 +304,16 @@ def test_a_database_that_is_not_334s_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "is not a 3.3.4 export bundle" in result.output + (
         result.stderr or ""
     )
+
+
+def test_doctor_points_at_334_data_when_it_finds_some(
+    legacy: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OCTOPODA_DATA_DIR", raising=False)
+    monkeypatch.setenv("SYNRIX_DATA_DIR", str(legacy["data"]))
+    args = ["--store", str(tmp_path / "ours.db"), "doctor"]
+    report = json.loads(run(*args, "--json").stdout)
+    assert report["predecessor"] == {"data": str(legacy["data"] / "synrix.db")}
+    assert "bring it in with `octopoda migrate`" in run(*args).stdout
+    monkeypatch.setenv("SYNRIX_DATA_DIR", str(tmp_path))  # nothing there
+    assert json.loads(run(*args, "--json").stdout)["predecessor"] == {"data": None}
