@@ -36,7 +36,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the core package."""
-    session.install("-e", f"{CORE}[cli,sign,postgres]", MYPY, "click", "pytest")
+    session.install("-e", f"{CORE}[cli,sign,postgres,mcp]", MYPY, "click", "pytest")
     session.run("mypy", "--strict", f"{CORE}/src")
 
 
