@@ -37,7 +37,8 @@ def log_decision(
 
 @tool(read_only=True, idempotent=True, title="List decisions")
 def decisions(rt: AgentRuntime, limit: Limit = None) -> dict[str, Any]:
-    """Logged decisions of this agent, most recent last (the last `limit`)."""
+    """Logged decisions of this agent, most recent last (the last `limit`). Call it to
+    recall what was already decided and why before deciding again."""
     found = rt.decisions()[-page_size(limit) :]
     items = [
         {"seq": d.seq, "time": d.time, "decision": d.decision, "reasoning": d.reasoning}
@@ -64,7 +65,8 @@ def loop_history(
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """Past loop detections of this agent, oldest first, from every process."""
+    """Past loop detections of this agent, oldest first, from every process. Call it to
+    review where work got stuck before. Paginated: pass next_cursor."""
 
     def fetch(off: int, n: int) -> list[Any]:
         return rt.loop_history(since=since, limit=off + n)[off:]
@@ -138,7 +140,8 @@ def diff(
     from_seq: Seq,
     to_seq: Annotated[int | None, Field(description="a later seq; omit for now", ge=0)] = None,
 ) -> dict[str, Any]:
-    """Keys added, changed (old and new value) and removed between two event seqs."""
+    """Keys added, changed (old and new value) and removed between two event seqs (to
+    now without to_seq). Call it to see what changed since a decision or a receipt."""
     d = rt.diff(from_seq, to_seq)
     return {
         "from_seq": d.from_seq,

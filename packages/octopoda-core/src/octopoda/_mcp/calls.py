@@ -2,8 +2,6 @@
 as a ``tool_call`` event (so a client repeating a failing call is a detected loop), and
 errors turned into tool errors carrying the :class:`~octopoda.OctopodaError` message."""
 
-from __future__ import annotations
-
 import inspect
 import logging
 import os
@@ -55,7 +53,7 @@ class Calls:
         return self.client.store
 
     def runtime(self, agent_id: str | None) -> AgentRuntime:
-        return self.client.agent(agent_id or self.default_agent)
+        return self.client.agent(self.default_agent if agent_id is None else agent_id)
 
     def close(self) -> None:
         self.client.close()

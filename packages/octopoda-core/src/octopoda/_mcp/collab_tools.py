@@ -57,7 +57,8 @@ def list_shared(
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """The current values of a shared space's keys, by key, with their authors."""
+    """The current values of a shared space's keys, by key, with their authors. Call it
+    to see what other agents have shared. Paginated: pass next_cursor."""
 
     def fetch(off: int, n: int) -> list[Any]:
         return rt.shared_items(space=space, prefix=prefix, limit=off + n)[off:]
@@ -73,7 +74,8 @@ def shared_history(
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """Every version of a shared key with its author, newest first: who changed what."""
+    """Every version of a shared key with its author, newest first. Call it to find out
+    who changed a shared value and when. Paginated: pass next_cursor."""
 
     def fetch(off: int, n: int) -> list[Any]:
         return rt.shared_history(key, space=space, limit=off + n)[off:]
@@ -162,7 +164,8 @@ def read_messages(
 def mark_read(
     rt: AgentRuntime, message_id: Annotated[int, Field(description="the message's id", ge=1)]
 ) -> dict[str, Any]:
-    """Mark a message to this agent as read (audited)."""
+    """Mark a message to this agent as read (audited). Call it once you have handled
+    the message, so octopoda_read_messages stops listing it."""
     rt.mark_read(message_id)
     event = event_after(rt, "message_read", message_id=message_id)
     seq = event.seq if event is not None else rt.audit.head().seq
@@ -176,7 +179,8 @@ def broadcast(
     space: Space = "global",
     message_type: Annotated[str, Field(description="e.g. info, status, alert")] = "info",
 ) -> dict[str, Any]:
-    """Send a message to every agent reading a shared space (octopoda_read_broadcasts)."""
+    """Send a message to every agent reading a shared space (they see it with
+    octopoda_read_broadcasts). Call it for news that concerns the whole team."""
     m = rt.broadcast(message, space=space, message_type=message_type)
     event = event_after(rt, "broadcast", message_id=m.id)
     seq = event.seq if event is not None else rt.audit.head().seq
@@ -190,7 +194,8 @@ def read_broadcasts(
     since: Annotated[float | None, Field(description="Unix time in seconds", ge=0)] = None,
     limit: Limit = None,
 ) -> dict[str, Any]:
-    """Broadcasts in a shared space, oldest first (since: only newer ones)."""
+    """Broadcasts in a shared space, oldest first (since: only newer ones). Call it to
+    catch up on announcements other agents made to the space."""
     from .convert import page_size
 
     found = rt.read_broadcasts(space=space, since=since, limit=page_size(limit))

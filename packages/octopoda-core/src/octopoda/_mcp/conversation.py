@@ -17,7 +17,8 @@ METHOD: Final = (
     "rule-based: English statement patterns, no LLM (my X is Y, I like/prefer/love/hate X,"
     " I live in / work at X, remember that X, we decided X)"
 )
-_END = r"([^.!?;\n]{1,120})"
+# a clause: up to punctuation or a following "and"/"but" clause
+_END = r"([^.!?;,\n]{1,120}?)(?=\s+(?:and|but)\s|[.!?;,\n]|$)"
 _PATTERNS: Final = (
     (re.compile(r"\bmy ([a-z][a-z ]{0,30}?) (?:is|are) " + _END, re.I), "user.{0}"),
     (

@@ -254,7 +254,8 @@ def snapshot(
 
 @tool(read_only=True, idempotent=True, title="List snapshots")
 def list_snapshots(rt: AgentRuntime) -> dict[str, Any]:
-    """This agent's snapshots, oldest first, with the seq each marks."""
+    """This agent's snapshots, oldest first, with the seq each marks. Call it to find
+    the name to pass to octopoda_restore."""
     snaps = rt.snapshots()
     return {"agent_id": rt.agent_id, "items": plain(snaps), "count": len(snaps)}
 
