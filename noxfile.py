@@ -100,6 +100,26 @@ def tests_postgres(session: nox.Session) -> None:
     )
 
 
+MCP_TESTS = [
+    f"{CORE}/tests/test_mcp.py",
+    f"{CORE}/tests/test_mcp_stdio.py",
+    f"{CORE}/tests/test_mcp_http.py",
+    f"{CORE}/tests/test_mcp_extra.py",
+    "tests/test_docs_mcp.py",
+]
+
+
+@nox.session(python="3.11")
+def mcp(session: nox.Session) -> None:
+    """The MCP server (the [mcp] extra, mcp 2.x): in-process, stdio subprocesses and
+    streamable HTTP on a loopback port (`nox -s mcp -- -k stdio`)."""
+    session.install("-e", f"{CORE}[cli,mcp]", *CORE_TEST_DEPS)
+    session.run("pytest", *MCP_TESTS, *session.posargs)
+
+
+nox.options.sessions.append("mcp")
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks (bench/README.md): `nox -s bench`, or `nox -s bench -- --quick` for a smoke
