@@ -217,10 +217,13 @@ async def test_every_tool_has_schema_output_annotations_and_a_description(
         a = t.annotations
         assert a is not None and a.read_only_hint is not None, name
         assert a.destructive_hint == (name in DESTRUCTIVE), name
+        if not a.read_only_hint:  # a write: its receipt's fields are in the schema
+            assert {"seq", "hash", "version"} <= set(t.output_schema["properties"]), name
         if a.read_only_hint:
             assert a.idempotent_hint and not a.destructive_hint, name
         if name not in NO_ARGUMENTS and "agent_id" not in t.input_schema["properties"]:
             assert name == "octopoda_list_agents", name
+    assert "next_cursor" in tools["octopoda_search"].output_schema["properties"]  # type: ignore[index]
     assert tools["octopoda_recall"].annotations.read_only_hint  # type: ignore[union-attr]
     assert not tools["octopoda_remember"].annotations.read_only_hint  # type: ignore[union-attr]
 

@@ -9,7 +9,7 @@ from .._runtime.runtime import AgentRuntime
 from .._version import __version__
 from .calls import Calls
 from .convert import clipped, decode_cursor, page, page_size, plain
-from .registry import TOOLS, Cursor, Limit, listing, receipt, tool
+from .registry import TOOLS, Cursor, Limit, Page, listing, receipt, tool
 
 Seq = Annotated[int, Field(description="an event seq (from a receipt or the timeline)", ge=0)]
 
@@ -58,7 +58,7 @@ def loop_status(
     return {"agent_id": rt.agent_id, **plain(rt.loop_status(run_id))}
 
 
-@tool(read_only=True, idempotent=True, title="Loop history")
+@tool(read_only=True, idempotent=True, title="Loop history", output=Page)
 def loop_history(
     rt: AgentRuntime,
     since: Annotated[float | None, Field(description="Unix time in seconds", ge=0)] = None,
@@ -81,7 +81,7 @@ def agent_stats(rt: AgentRuntime) -> dict[str, Any]:
     return {"agent_id": rt.agent_id, "events": rt.audit.head().seq, **plain(rt.stats())}
 
 
-@tool(read_only=True, idempotent=True, per_agent=False, title="List agents")
+@tool(read_only=True, idempotent=True, per_agent=False, title="List agents", output=Page)
 def list_agents(calls: Calls, limit: Limit = None, cursor: Cursor = None) -> dict[str, Any]:
     """Every agent in the store with its status (active, paused, idle), last activity and
     event count. Call it to find another agent's id before messaging it."""
@@ -113,7 +113,7 @@ def audit_verify(rt: AgentRuntime) -> dict[str, Any]:
     return dict(plain(rt.audit.verify()))
 
 
-@tool(read_only=True, idempotent=True, title="Event timeline")
+@tool(read_only=True, idempotent=True, title="Event timeline", output=Page)
 def timeline(
     rt: AgentRuntime,
     kinds: Annotated[

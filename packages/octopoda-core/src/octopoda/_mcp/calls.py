@@ -37,6 +37,8 @@ class ToolSpec(NamedTuple):
     idempotent: bool
     per_agent: bool = True
     title: str | None = None
+    output: Any = None
+    """The result's type for its output schema (a TypedDict); None: any object."""
 
 
 class Calls:
@@ -134,7 +136,8 @@ class Calls:
         tool.__name__ = spec.name
         tool.__doc__ = spec.fn.__doc__
         tool.__signature__ = sig.replace(  # type: ignore[attr-defined]
-            parameters=params, return_annotation=dict[str, Any]
+            parameters=params,
+            return_annotation=dict[str, Any] if spec.output is None else spec.output,
         )
         return tool
 

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from .._runtime.runtime import AgentRuntime
 from .convert import clipped, plain
-from .registry import Cursor, Limit, event_after, listing, receipt, tool
+from .registry import Cursor, Limit, Page, event_after, listing, receipt, tool
 
 Space = Annotated[str, Field(description="the shared space (default 'global')")]
 SharedKey = Annotated[str, Field(description="the key in the space, exact and case-sensitive")]
@@ -49,7 +49,7 @@ def read_shared(rt: AgentRuntime, key: SharedKey, space: Space = "global") -> di
     return dict(plain(rt.read_shared(key, space=space)))
 
 
-@tool(read_only=True, idempotent=True, title="List a shared space")
+@tool(read_only=True, idempotent=True, title="List a shared space", output=Page)
 def list_shared(
     rt: AgentRuntime,
     space: Space = "global",
@@ -66,7 +66,7 @@ def list_shared(
     return listing("octopoda_list_shared", fetch, limit, cursor, space=space)
 
 
-@tool(read_only=True, idempotent=True, title="History of a shared key")
+@tool(read_only=True, idempotent=True, title="History of a shared key", output=Page)
 def shared_history(
     rt: AgentRuntime,
     key: SharedKey,
@@ -83,7 +83,7 @@ def shared_history(
     return listing("octopoda_shared_history", fetch, limit, cursor, space=space, key=key)
 
 
-@tool(read_only=True, idempotent=True, title="Shared write conflicts")
+@tool(read_only=True, idempotent=True, title="Shared write conflicts", output=Page)
 def shared_conflicts(
     rt: AgentRuntime,
     space: Space = "global",
@@ -141,7 +141,7 @@ def send_message(
     return receipt(rt, seq, message_id=m.id, to_agent=to_agent, created_at=m.created_at)
 
 
-@tool(read_only=True, idempotent=True, title="Read messages")
+@tool(read_only=True, idempotent=True, title="Read messages", output=Page)
 def read_messages(
     rt: AgentRuntime,
     unread_only: Annotated[bool, Field(description="only messages not marked read")] = True,

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .._runtime.runtime import AgentRuntime
 from .convert import page_size, plain
-from .registry import Cursor, Limit, listing, receipt, tool
+from .registry import Cursor, Limit, Page, listing, receipt, tool
 
 Key = Annotated[
     str, Field(description="the memory key, exact and case-sensitive, e.g. 'user.name'")
@@ -55,7 +55,7 @@ def recall(
     return _item(rt.recall(key, version=version))
 
 
-@tool(read_only=True, idempotent=True, title="List or search memories")
+@tool(read_only=True, idempotent=True, title="List or search memories", output=Page)
 def search(
     rt: AgentRuntime,
     query: Annotated[
@@ -102,7 +102,7 @@ def recall_similar(
     return {"query": query, "mode": found.mode, "note": found.note, "matches": matches}
 
 
-@tool(read_only=True, idempotent=True, title="Version history of a key")
+@tool(read_only=True, idempotent=True, title="Version history of a key", output=Page)
 def recall_history(
     rt: AgentRuntime, key: Key, limit: Limit = None, cursor: Cursor = None
 ) -> dict[str, Any]:
@@ -207,7 +207,7 @@ def consolidate(
     return out
 
 
-@tool(read_only=True, idempotent=True, title="Search with filters")
+@tool(read_only=True, idempotent=True, title="Search with filters", output=Page)
 def search_filtered(
     rt: AgentRuntime,
     query: Annotated[str | None, Field(description="words to look for; omit to list")] = None,

@@ -4,7 +4,8 @@ the tools (receipts, pages, parameter types)."""
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, with_config
+from typing_extensions import TypedDict
 
 from .._records import Event
 from .._runtime.runtime import AgentRuntime
@@ -15,6 +16,8 @@ __all__ = [
     "TOOLS",
     "Cursor",
     "Limit",
+    "Page",
+    "Receipt",
     "event_after",
     "event_hash",
     "listing",
@@ -33,6 +36,36 @@ Cursor = Annotated[
 Limit = Annotated[int | None, Field(description="items per page, 1-100 (default 20)", ge=1, le=100)]
 
 
+_LOOP = Annotated[
+    dict[str, Any],
+    Field(description="present while this agent's MCP calls loop: state and signals"),
+]
+
+
+@with_config(ConfigDict(extra="allow"))
+class Receipt(TypedDict, total=False):
+    """What a write did. ``seq`` and ``hash`` name its audit event: a later read of the key
+    returns the same version and seq, ``octopoda_timeline`` the same hash."""
+
+    agent_id: Annotated[str, Field(description="the agent that wrote")]
+    key: Annotated[str, Field(description="the key written")]
+    version: Annotated[int, Field(description="the key's new version")]
+    seq: Annotated[int, Field(description="the audit event's seq")]
+    hash: Annotated[str, Field(description="the audit event's SHA-256 chain hash")]
+    durable: Annotated[bool, Field(description="committed to the store before returning")]
+    loop: _LOOP
+
+
+@with_config(ConfigDict(extra="allow"))
+class Page(TypedDict, total=False):
+    """One page of a list; pass ``next_cursor`` as ``cursor`` for the next (null: last)."""
+
+    items: list[Any]
+    count: int
+    next_cursor: Annotated[str | None, Field(description="the cursor of the next page")]
+    loop: _LOOP
+
+
 def tool(
     *,
     read_only: bool = False,
@@ -40,12 +73,17 @@ def tool(
     idempotent: bool = False,
     per_agent: bool = True,
     title: str | None = None,
+    output: Any = None,
 ) -> Callable[[F], F]:
-    """Register ``fn`` as the tool ``octopoda_<fn name>``; its docstring is the description."""
+    """Register ``fn`` as the tool ``octopoda_<fn name>``; its docstring is the description.
+    ``output``: the result's schema (default :class:`Receipt` for writes, else an object)."""
 
     def add(fn: F) -> F:
         name = "octopoda_" + fn.__name__.rstrip("_")
-        TOOLS.append(ToolSpec(name, fn, read_only, destructive, idempotent, per_agent, title))
+        schema = output if output is not None else (None if read_only else Receipt)
+        TOOLS.append(
+            ToolSpec(name, fn, read_only, destructive, idempotent, per_agent, title, schema)
+        )
         return fn
 
     return add
