@@ -35,16 +35,19 @@ def log_decision(
     )
 
 
-@tool(read_only=True, idempotent=True, title="List decisions")
-def decisions(rt: AgentRuntime, limit: Limit = None) -> dict[str, Any]:
-    """Logged decisions of this agent, most recent last (the last `limit`). Call it to
-    recall what was already decided and why before deciding again."""
-    found = rt.decisions()[-page_size(limit) :]
-    items = [
-        {"seq": d.seq, "time": d.time, "decision": d.decision, "reasoning": d.reasoning}
-        for d in found
-    ]
-    return {"agent_id": rt.agent_id, "items": items, "count": len(items)}
+@tool(read_only=True, idempotent=True, title="List decisions", output=Page)
+def decisions(rt: AgentRuntime, limit: Limit = None, cursor: Cursor = None) -> dict[str, Any]:
+    """Logged decisions of this agent, newest first, with their reasoning. Call it to
+    recall what was already decided and why before deciding again. Paginated."""
+
+    def fetch(off: int, n: int) -> list[Any]:
+        found = rt.decisions()[::-1][off : off + n]
+        return [
+            {"seq": d.seq, "time": d.time, "decision": d.decision, "reasoning": d.reasoning}
+            for d in found
+        ]
+
+    return listing("octopoda_decisions", fetch, limit, cursor, clip=None)
 
 
 @tool(read_only=True, idempotent=True, title="Loop status")

@@ -187,19 +187,22 @@ def broadcast(
     return receipt(rt, seq, message_id=m.id, space=space, created_at=m.created_at)
 
 
-@tool(read_only=True, idempotent=True, title="Read broadcasts")
+@tool(read_only=True, idempotent=True, title="Read broadcasts", output=Page)
 def read_broadcasts(
     rt: AgentRuntime,
     space: Space = "global",
     since: Annotated[float | None, Field(description="Unix time in seconds", ge=0)] = None,
     limit: Limit = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     """Broadcasts in a shared space, oldest first (since: only newer ones). Call it to
-    catch up on announcements other agents made to the space."""
-    from .convert import page_size
+    catch up on announcements other agents made to the space. Paginated."""
 
-    found = rt.read_broadcasts(space=space, since=since, limit=page_size(limit))
-    return {"space": space, "items": [clipped(plain(m), "body") for m in found]}
+    def fetch(off: int, n: int) -> list[Any]:
+        found = rt.read_broadcasts(space=space, since=since, limit=off + n)[off:]
+        return [clipped(plain(m), "body") for m in found]
+
+    return listing("octopoda_read_broadcasts", fetch, limit, cursor, clip=None, space=space)
 
 
 def _goal(rt: AgentRuntime, goal: Any) -> dict[str, Any]:

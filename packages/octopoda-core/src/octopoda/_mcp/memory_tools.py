@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .._runtime.runtime import AgentRuntime
-from .convert import page_size, plain
+from .convert import plain
 from .registry import Cursor, Limit, Page, listing, receipt, tool
 
 Key = Annotated[
@@ -115,17 +115,23 @@ def recall_history(
     return listing("octopoda_recall_history", fetch, limit, cursor, key=key)
 
 
-@tool(read_only=True, idempotent=True, title="Memories about an entity")
+@tool(read_only=True, idempotent=True, title="Memories about an entity", output=Page)
 def related(
     rt: AgentRuntime,
     entity: Annotated[str, Field(description="a name: a person, product, project, ...")],
     limit: Limit = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     """Memories that mention an entity (a person, product, project) in their key or
     text, best first. It is a word match, not a knowledge graph: no LLM extracts
-    relations, so ask for the name as it was written."""
-    items = rt.search(query=entity, limit=page_size(limit))
-    return {"entity": entity, "items": [_item(i) for i in items], "count": len(items)}
+    relations, so ask for the name as it was written. Paginated."""
+    return listing(
+        "octopoda_related",
+        lambda off, n: rt.search(query=entity, limit=n, offset=off),
+        limit,
+        cursor,
+        entity=entity,
+    )
 
 
 @tool(destructive=True, title="Forget a key")
@@ -252,12 +258,17 @@ def snapshot(
     return receipt(rt, snap.seq, name=snap.name, keys=snap.keys, created_at=snap.created_at)
 
 
-@tool(read_only=True, idempotent=True, title="List snapshots")
-def list_snapshots(rt: AgentRuntime) -> dict[str, Any]:
+@tool(read_only=True, idempotent=True, title="List snapshots", output=Page)
+def list_snapshots(rt: AgentRuntime, limit: Limit = None, cursor: Cursor = None) -> dict[str, Any]:
     """This agent's snapshots, oldest first, with the seq each marks. Call it to find
-    the name to pass to octopoda_restore."""
-    snaps = rt.snapshots()
-    return {"agent_id": rt.agent_id, "items": plain(snaps), "count": len(snaps)}
+    the name to pass to octopoda_restore. Paginated."""
+    return listing(
+        "octopoda_list_snapshots",
+        lambda off, n: rt.snapshots()[off : off + n],
+        limit,
+        cursor,
+        clip=None,
+    )
 
 
 @tool(destructive=True, title="Restore a snapshot")
