@@ -128,8 +128,12 @@ def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(tmp_path: Path) -> N
 
 
 async def test_the_sdk_stdio_client_calls_tools(tmp_path: Path) -> None:
-    cmd, args = command(tmp_path / "sdk.db")
-    params = StdioServerParameters(command=cmd, args=args, env=environment("desktop"))
+    # no --store: the default store under OCTOPODA_HOME, its folder created
+    cmd, args = command(tmp_path / "unused.db")
+    args = args[: args.index("--store")]
+    home = tmp_path / "new" / "home"
+    env = {**environment("desktop"), "OCTOPODA_HOME": str(home)}
+    params = StdioServerParameters(command=cmd, args=args, env=env)
     async with Client(params) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"octopoda_remember", "octopoda_audit_verify"} <= names
@@ -139,6 +143,8 @@ async def test_the_sdk_stdio_client_calls_tools(tmp_path: Path) -> None:
         assert bad.is_error and "SnapshotNotFound" in bad.content[0].text  # type: ignore[union-attr]
         ok = await client.call_tool("octopoda_audit_verify", {})
         assert ok.structured_content is not None and ok.structured_content["ok"] is True
+    with SqliteStore(home / "octopoda.db") as store:
+        assert AgentRuntime("desktop", store=store).recall("a").value == [1, 2]
 
 
 async def test_two_clients_in_parallel_on_one_store_lose_nothing(tmp_path: Path) -> None:
