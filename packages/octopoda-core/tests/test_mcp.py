@@ -336,6 +336,18 @@ async def test_a_repeated_failing_call_is_reported_as_a_loop(client: Client) -> 
     assert all(e["payload"]["run_id"] == "mcp" for e in calls["items"])
 
 
+async def test_a_repeated_call_the_schema_refuses_is_reported_as_a_loop(client: Client) -> None:
+    texts = []
+    for _ in range(4):
+        result = await client.call_tool("octopoda_remember", {"key": "k"})  # no value
+        assert result.is_error
+        texts.append(result.content[0].text)  # type: ignore[union-attr]
+    assert "value" in texts[0] and "loop" not in texts[0]
+    assert "Octopoda loop detection (looping): retry" in texts[-1]
+    calls = await call(client, "octopoda_timeline", {"kinds": ["tool_call"]})
+    assert [e["payload"]["error"] for e in calls["items"][:4]] == ["invalid arguments: value"] * 4
+
+
 async def test_agent_id_per_call_and_from_the_environment(
     store: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,6 +49,7 @@ class Calls:
         self.client = Octopoda(store)
         self.default_agent = agent_id or os.environ.get("OCTOPODA_AGENT_ID") or DEFAULT_AGENT
         self.lock = threading.Lock()
+        self._specs: list[ToolSpec] = []
 
     @property
     def store(self) -> Store:
@@ -81,6 +82,21 @@ class Calls:
             if loop is not None:
                 result = {**result, "loop": loop}
             return result
+
+    def rejected(self, name: str, arguments: dict[str, Any], message: str) -> str:
+        """Record a call whose arguments failed the tool's schema (it never ran); the loop
+        text to add to its error, if the client keeps sending it."""
+        spec = next((s for s in self._specs if s.name == name), None)
+        if spec is None:
+            return ""
+        args = dict(arguments)
+        agent_id = args.pop("agent_id", None)
+        with self.lock:
+            try:
+                runtime = self.runtime(agent_id if isinstance(agent_id, str) else None)
+            except OctopodaError:
+                runtime = self.runtime(None)
+            return _loop_text(self._record(runtime, spec, args, None, ValueError(message)))
 
     def _record(
         self,
@@ -122,6 +138,7 @@ class Calls:
     def tool_function(self, spec: ToolSpec, agent_param: inspect.Parameter) -> Callable[..., Any]:
         """The function MCPServer registers: ``spec.fn``'s parameters (without its first),
         plus ``agent_id`` for per-agent tools; each call goes through :meth:`call`."""
+        self._specs.append(spec)
         sig = inspect.signature(spec.fn, eval_str=True)
         params = [
             p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
@@ -143,6 +160,8 @@ class Calls:
 
 
 def _message(error: BaseException) -> str:
+    if type(error) is ValueError:  # arguments the schema refused (see Calls.rejected)
+        return str(error)
     return f"{type(error).__name__}: {error}"
 
 

@@ -7,9 +7,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from .._store.protocol import Store
 from .._version import __version__
@@ -65,7 +67,8 @@ def build_server(
     :class:`~octopoda.AgentRuntime`; ``agent_id``: the agent of calls that name none
     (default ``$OCTOPODA_AGENT_ID``, else ``mcp``)."""
     calls = Calls(store, agent_id)
-    server = MCPServer(name="octopoda", version=__version__, instructions=INSTRUCTIONS)
+    server = _Server(name="octopoda", version=__version__, instructions=INSTRUCTIONS)
+    server.calls = calls
     for spec in ordered_tools():
         annotations = ToolAnnotations(
             title=spec.title,
@@ -83,6 +86,26 @@ def build_server(
             structured_output=True,
         )
     return server, calls
+
+
+class _Server(MCPServer):
+    """MCPServer that also records calls whose arguments fail a tool's schema: they never
+    reach the tool, but a client sending one again and again is a loop all the same."""
+
+    calls: Calls
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            fields = sorted({".".join(map(str, e["loc"])) for e in exc.__cause__.errors()})
+            message = f"invalid arguments: {', '.join(fields)}"
+            loop = await anyio.to_thread.run_sync(self.calls.rejected, name, arguments, message)
+            if not loop:
+                raise
+            raise ToolError(f"{exc}{loop}") from exc.__cause__
 
 
 def _log_to_stderr(level: int = logging.INFO) -> None:
