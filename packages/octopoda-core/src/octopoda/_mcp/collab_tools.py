@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .._runtime.runtime import AgentRuntime
-from .convert import clipped, plain
+from .convert import clipped, decode_cursor, page, page_size, plain
 from .registry import Cursor, Limit, Page, event_after, listing, receipt, tool
 
 Space = Annotated[str, Field(description="the shared space (default 'global')")]
@@ -150,8 +150,6 @@ def read_messages(
 ) -> dict[str, Any]:
     """Messages sent to this agent, oldest first. Reading does not mark them read:
     call octopoda_mark_read for each one you handled."""
-    from .convert import decode_cursor, page, page_size
-
     size = page_size(limit)
     after = decode_cursor("octopoda_read_messages", cursor)
     found = rt.read_messages(unread_only=unread_only, limit=size + 1, after_id=after)
