@@ -3,9 +3,12 @@ standalone and mounted at /mcp inside another app (as ``octopoda serve`` will mo
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -95,3 +98,39 @@ async def test_the_app_mounted_at_mcp_inside_another_app(tmp_path: Path) -> None
     )
     with serving(host) as base:
         await _exercise(base + "/mcp", db)
+
+
+def _initialize(url: str, host: str) -> int:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={
+            "Host": host,
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return int(exc.code)
+
+
+def test_a_loopback_app_refuses_other_host_headers(tmp_path: Path) -> None:
+    app = streamable_http_app(str(tmp_path / "host.db"), "web", path="/mcp")
+    with serving(app) as base:
+        port = base.rsplit(":", 1)[1]
+        assert _initialize(base + "/mcp", f"127.0.0.1:{port}") == 200
+        assert _initialize(base + "/mcp", "evil.example") >= 400  # DNS rebinding

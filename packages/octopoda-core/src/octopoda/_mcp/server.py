@@ -138,6 +138,7 @@ def streamable_http_app(
     path: str = "/",
     host: str = "127.0.0.1",
     stateless: bool = False,
+    transport_security: Any = None,
 ) -> Any:
     """The MCP streamable-HTTP ASGI app (a Starlette app) serving every tool at ``path``.
 
@@ -152,10 +153,17 @@ def streamable_http_app(
         api = FastAPI(lifespan=lifespan); api.mount("/mcp", mcp_app)
 
     The app closes its store when its lifespan ends. ``host`` is the host the server
-    binds (DNS-rebinding protection allows it and localhost).
+    binds: for a loopback host the SDK's DNS-rebinding protection accepts only loopback
+    ``Host`` headers; ``transport_security`` (an ``mcp.server.transport_security.
+    TransportSecuritySettings``) sets the allowed hosts and origins instead.
     """
     server, calls = build_server(store, agent_id)
-    app = server.streamable_http_app(streamable_http_path=path, host=host, stateless_http=stateless)
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        host=host,
+        stateless_http=stateless,
+        transport_security=transport_security,
+    )
     inner = app.router.lifespan_context
 
     @asynccontextmanager
