@@ -188,3 +188,20 @@ async def test_two_clients_in_parallel_on_one_store_lose_nothing(tmp_path: Path)
             row = rt.recall(r["key"], version=r["version"])
             assert row.seq == r["seq"]
         assert rt.audit.verify().ok
+
+
+def test_list_tools_prints_the_servers_tools(tmp_path: Path) -> None:
+    from octopoda._mcp.server import tool_names
+
+    cmd, args = command(tmp_path / "unused.db")
+    proc = subprocess.run(
+        [cmd, *args, "--list-tools", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment("x"),
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [t["name"] for t in json.loads(proc.stdout)] == tool_names()
+    assert not (tmp_path / "unused.db").exists()  # listing opens no store
