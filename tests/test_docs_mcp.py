@@ -37,3 +37,28 @@ def test_the_client_configurations_start_octopoda_mcp() -> None:
     words = shlex.split(add[1])
     assert words[-3:] == ["--", "octopoda", "mcp"]
     assert "OCTOPODA_AGENT_ID=claude-code" in words
+
+
+def test_the_mounting_example_serves_mcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from starlette.testclient import TestClient
+
+    monkeypatch.chdir(tmp_path)
+    (block,) = re.findall(r"```python\n(.*?)```", DOC, flags=re.DOTALL)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "docs/mcp.md", "exec"), namespace)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    with TestClient(namespace["app"], base_url="http://127.0.0.1:7842") as client:  # type: ignore[arg-type]
+        response = client.post("/mcp/", json=body, headers=headers)
+        assert response.status_code == 200, response.text
+        assert "octopoda" in response.text
+    assert (tmp_path / "team.db").exists()
