@@ -36,7 +36,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the core package."""
-    session.install("-e", f"{CORE}[cli,sign,postgres]", MYPY, "click", "pytest")
+    session.install("-e", f"{CORE}[cli,sign,postgres,mcp]", MYPY, "click", "pytest")
     session.run("mypy", "--strict", f"{CORE}/src")
 
 
@@ -98,6 +98,26 @@ def tests_postgres(session: nox.Session) -> None:
     session.run(
         "pytest", *RUNTIME_SUITES, "--store-backend=postgresql", "-k", deselect, *session.posargs
     )
+
+
+MCP_TESTS = [
+    f"{CORE}/tests/test_mcp.py",
+    f"{CORE}/tests/test_mcp_stdio.py",
+    f"{CORE}/tests/test_mcp_http.py",
+    f"{CORE}/tests/test_mcp_extra.py",
+    "tests/test_docs_mcp.py",
+]
+
+
+@nox.session(python="3.11")
+def mcp(session: nox.Session) -> None:
+    """The MCP server (the [mcp] extra, mcp 2.x): in-process, stdio subprocesses and
+    streamable HTTP on a loopback port (`nox -s mcp -- -k stdio`)."""
+    session.install("-e", f"{CORE}[cli,mcp]", *CORE_TEST_DEPS)
+    session.run("pytest", *MCP_TESTS, *session.posargs)
+
+
+nox.options.sessions.append("mcp")
 
 
 @nox.session
