@@ -1,0 +1,24 @@
+"""Octopoda for AutoGen (autogen-agentchat / autogen-core 0.4.5 to 0.7.x).
+
+* :class:`OctopodaMemory`: ``autogen_core.memory.Memory`` on versioned, audited memory
+  (``AssistantAgent(memory=[...])``).
+* :class:`OctopodaChatCompletionContext`: a ``ChatCompletionContext`` that writes every
+  message through, so a new process resumes the conversation
+  (``AssistantAgent(model_context=...)``).
+"""
+
+from ._context import (
+    CONTEXT_AGENT_PREFIX,
+    OctopodaChatCompletionContext,
+    OctopodaChatCompletionContextConfig,
+)
+from ._memory import MEMORY_AGENT_PREFIX, OctopodaMemory, OctopodaMemoryConfig
+
+__all__ = [
+    "CONTEXT_AGENT_PREFIX",
+    "MEMORY_AGENT_PREFIX",
+    "OctopodaChatCompletionContext",
+    "OctopodaChatCompletionContextConfig",
+    "OctopodaMemory",
+    "OctopodaMemoryConfig",
+]
