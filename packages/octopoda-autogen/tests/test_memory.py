@@ -14,9 +14,9 @@ from autogen_core import Image
 from autogen_core.memory import Memory, MemoryContent, MemoryMimeType, UpdateContextResult
 from autogen_core.model_context import BufferedChatCompletionContext
 from autogen_core.models import SystemMessage, UserMessage
+from octopoda_autogen import OctopodaMemory
 
 from octopoda import AgentRuntime, InvalidInput, OctopodaError
-from octopoda_autogen import OctopodaMemory
 
 
 def run(coro: Any) -> Any:

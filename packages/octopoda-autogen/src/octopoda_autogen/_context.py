@@ -66,7 +66,9 @@ class OctopodaChatCompletionContextConfig(BaseModel):
     agent_prefix: str = CONTEXT_AGENT_PREFIX
 
 
-class OctopodaChatCompletionContext(ChatCompletionContext, Component[OctopodaChatCompletionContextConfig]):
+class OctopodaChatCompletionContext(
+    ChatCompletionContext, Component[OctopodaChatCompletionContextConfig]
+):
     """``AssistantAgent(model_context=OctopodaChatCompletionContext("conversation-1", store))``.
 
     ``context_id`` names the conversation; the same id on the same store (in any process)
@@ -117,7 +119,8 @@ class OctopodaChatCompletionContext(ChatCompletionContext, Component[OctopodaCha
         self._lock = asyncio.Lock()
 
     def __repr__(self) -> str:
-        return f"OctopodaChatCompletionContext({self.context_id!r}, store={self.runtime.store.url!r})"
+        url = self.runtime.store.url
+        return f"OctopodaChatCompletionContext({self.context_id!r}, store={url!r})"
 
     # -- loading ----------------------------------------------------------------------------
 

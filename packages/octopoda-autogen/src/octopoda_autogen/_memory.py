@@ -219,7 +219,8 @@ class OctopodaMemory(Memory, Component[OctopodaMemoryConfig]):
         found = await self.query(text)
         if found.results:
             lines = [f"{i}. {render(m)}" for i, m in enumerate(found.results, 1)]
-            await model_context.add_message(SystemMessage(content=CONTEXT_HEADER + "\n".join(lines)))
+            message = SystemMessage(content=CONTEXT_HEADER + "\n".join(lines))
+            await model_context.add_message(message)
         return UpdateContextResult(memories=found)
 
     async def clear(self) -> None:
