@@ -31,6 +31,10 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+HAS_THOUGHT = "thought" in AssistantMessage.model_fields  # autogen-core 0.4.6+
+THOUGHT: dict[str, Any] = {"thought": "I should call add."} if HAS_THOUGHT else {}
+
+
 def conversation() -> list[LLMMessage]:
     return [
         SystemMessage(content="You add numbers."),
@@ -38,7 +42,7 @@ def conversation() -> list[LLMMessage]:
         AssistantMessage(
             content=[FunctionCall(id="c1", name="add", arguments='{"a": 2, "b": 3}')],
             source="assistant",
-            thought="I should call add.",
+            **THOUGHT,
         ),
         FunctionExecutionResultMessage(
             content=[FunctionExecutionResult(call_id="c1", content="5", is_error=False, name="add")]
@@ -71,7 +75,8 @@ def test_every_message_is_written_through_and_a_new_object_sees_it_exactly(store
     assert writes == [1, 2, 3, 4, 5]
     assert dumped(messages) == dumped(conversation())
     assert [type(m) for m in messages] == [type(m) for m in conversation()]
-    assert messages[2].thought == "I should call add."  # type: ignore[union-attr]
+    if HAS_THOUGHT:
+        assert messages[2].thought == "I should call add."  # type: ignore[union-attr]
 
 
 def test_buffered_view_matches_autogens_buffered_context(store: Any) -> None:
@@ -91,7 +96,11 @@ def test_buffered_view_matches_autogens_buffered_context(store: Any) -> None:
 
 @pytest.mark.replay
 def test_token_limited_view_matches_autogens_token_limited_context(store: Any) -> None:
-    from autogen_core.model_context import TokenLimitedChatCompletionContext
+    import autogen_core.model_context as contexts
+
+    if not hasattr(contexts, "TokenLimitedChatCompletionContext"):
+        pytest.skip("TokenLimitedChatCompletionContext arrived in autogen-core 0.4.10")
+    TokenLimitedChatCompletionContext = contexts.TokenLimitedChatCompletionContext
     from autogen_ext.models.replay import ReplayChatCompletionClient
 
     client = ReplayChatCompletionClient(["unused"])

@@ -21,7 +21,7 @@ import secrets
 import time
 from typing import Any
 
-from autogen_core import CancellationToken, Component, Image
+from autogen_core import CancellationToken, Component, ComponentBase, Image
 from autogen_core.memory import (
     Memory,
     MemoryContent,
@@ -125,7 +125,11 @@ def render(content: MemoryContent) -> str:
     return str(value)
 
 
-class OctopodaMemory(Memory, Component[OctopodaMemoryConfig]):
+class OctopodaMemory(
+    Memory,
+    Component[OctopodaMemoryConfig],
+    ComponentBase[OctopodaMemoryConfig],  # before autogen-core 0.4.7 Memory is not one
+):
     """An AutoGen ``Memory`` kept in Octopoda: ``AssistantAgent(memory=[OctopodaMemory(...)])``.
 
     ``name``: which memory (its Octopoda agent is ``agent_prefix + name``). ``store``: a path,
