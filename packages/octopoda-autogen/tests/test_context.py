@@ -86,7 +86,11 @@ def test_buffered_view_matches_autogens_buffered_context(store: Any) -> None:
         for message in conversation():
             await ours.add_message(message)
             await theirs.add_message(message)
-        return await ours.get_messages(), await theirs.get_messages(), len(await ours.all_messages())
+        return (
+            await ours.get_messages(),
+            await theirs.get_messages(),
+            len(await ours.all_messages()),
+        )
 
     for size in (1, 2, 3, 10):
         ours, theirs, everything = run(scenario(size))

@@ -5,6 +5,8 @@
 * :class:`OctopodaChatCompletionContext`: a ``ChatCompletionContext`` that writes every
   message through, so a new process resumes the conversation
   (``AssistantAgent(model_context=...)``).
+* :class:`OctopodaGuard`: tool and model calls into loop detection, per team run, with
+  the breaker inside the team; :class:`OctopodaTermination` stops a paused team.
 """
 
 from ._context import (
@@ -12,13 +14,18 @@ from ._context import (
     OctopodaChatCompletionContext,
     OctopodaChatCompletionContextConfig,
 )
+from ._guard import GUARD_AGENT_PREFIX, OctopodaGuard, OctopodaTermination, RunPaused
 from ._memory import MEMORY_AGENT_PREFIX, OctopodaMemory, OctopodaMemoryConfig
 
 __all__ = [
     "CONTEXT_AGENT_PREFIX",
+    "GUARD_AGENT_PREFIX",
     "MEMORY_AGENT_PREFIX",
     "OctopodaChatCompletionContext",
     "OctopodaChatCompletionContextConfig",
+    "OctopodaGuard",
     "OctopodaMemory",
     "OctopodaMemoryConfig",
+    "OctopodaTermination",
+    "RunPaused",
 ]
