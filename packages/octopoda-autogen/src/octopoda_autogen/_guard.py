@@ -239,7 +239,7 @@ class GuardedTool(BaseTool[BaseModel, Any]):
     async def run(self, args: BaseModel, cancellation_token: CancellationToken) -> Any:
         return await self.inner.run(args, cancellation_token)
 
-    async def run_json(  # type: ignore[override]
+    async def run_json(
         self,
         args: Mapping[str, Any],
         cancellation_token: CancellationToken,
@@ -296,7 +296,7 @@ class GuardedModelClient(ChatCompletionClient):
         if verdict is not None:
             raise RunPaused(verdict.stopped_text() + _calls(verdict), verdict)
 
-    async def create(self, messages: Sequence[Any], **kwargs: Any) -> CreateResult:  # type: ignore[override]
+    async def create(self, messages: Sequence[Any], **kwargs: Any) -> CreateResult:
         await self._refuse_if_paused()
         started = time.perf_counter()
         result = await self.inner.create(messages, **kwargs)
@@ -304,7 +304,7 @@ class GuardedModelClient(ChatCompletionClient):
         await self._octopoda.record_llm(self._agent, self._model(), result, elapsed)
         return result
 
-    async def create_stream(  # type: ignore[override]
+    async def create_stream(
         self, messages: Sequence[Any], **kwargs: Any
     ) -> AsyncGenerator[str | CreateResult, None]:
         await self._refuse_if_paused()
@@ -324,10 +324,10 @@ class GuardedModelClient(ChatCompletionClient):
     def total_usage(self) -> Any:
         return self.inner.total_usage()
 
-    def count_tokens(self, messages: Sequence[Any], **kwargs: Any) -> int:  # type: ignore[override]
+    def count_tokens(self, messages: Sequence[Any], **kwargs: Any) -> int:
         return self.inner.count_tokens(messages, **kwargs)
 
-    def remaining_tokens(self, messages: Sequence[Any], **kwargs: Any) -> int:  # type: ignore[override]
+    def remaining_tokens(self, messages: Sequence[Any], **kwargs: Any) -> int:
         return self.inner.remaining_tokens(messages, **kwargs)
 
     @property
@@ -372,7 +372,7 @@ def stop_text(verdict: Verdict) -> str:
     return verdict.stopped_text() + _calls(verdict)
 
 
-def _already_terminated() -> Exception:
+def _already_terminated() -> BaseException:
     from autogen_agentchat.base import TerminatedException
 
     return TerminatedException("Termination condition has already been reached")
