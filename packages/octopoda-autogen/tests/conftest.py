@@ -7,7 +7,8 @@ Without autogen-agentchat this directory is skipped as a whole.
 
 ``store`` runs a test over a SQLite file and over a fresh PostgreSQL database
 (``OCTOPODA_TEST_POSTGRES_URL``, default ``postgresql://postgres@127.0.0.1:5432/postgres``,
-an administrative URL: each test gets its own database, dropped at the end of the run). With
+an administrative URL: a run creates one database, each test gets its own schema in it, and
+the database is dropped at the end). With
 no server those cases skip, or fail when ``CI`` is set.
 """
 
@@ -78,7 +79,8 @@ def _unavailable(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def postgres_databases() -> Iterator[Callable[[], str]]:
-    """A factory of new empty databases (URLs); all are dropped at the end of the run."""
+    """A factory of fresh, empty stores (URLs): each a new schema of one database that this
+    run creates and drops at the end (one database: dropping many is slow)."""
     url = os.environ.get(ADMIN_URL_ENV) or DEFAULT_ADMIN_URL
     try:
         import psycopg
@@ -90,20 +92,24 @@ def postgres_databases() -> Iterator[Callable[[], str]]:
     except psycopg.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         _unavailable(f"no PostgreSQL server at {urlsplit(url).hostname}: {first}")
-    names: list[str] = []
+    name = f"octopoda_ag_{secrets.token_hex(6)}"
+    with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f"CREATE DATABASE {name} ENCODING 'UTF8' TEMPLATE template0")
+    parts = urlsplit(url)
+    database = urlunsplit((parts.scheme, parts.netloc, "/" + name, "", ""))
+    count = 0
 
     def make() -> str:
-        name = f"octopoda_ag_{secrets.token_hex(6)}"
-        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
-            conn.execute(f"CREATE DATABASE {name} ENCODING 'UTF8' TEMPLATE template0")
-        names.append(name)
-        parts = urlsplit(url)
-        return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+        nonlocal count
+        count += 1
+        schema = f"t{count}"
+        with psycopg.connect(database, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        return f"{database}?options=-csearch_path%3D{schema}"
 
     yield make
     with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
-        for name in names:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture
