@@ -64,12 +64,8 @@ async def main() -> None:
         model_client=guard.model_client("status_checker", retrying_model(6)),
         tools=guard.tools("status_checker", [FunctionTool(fetch_status, description="Status.")]),
     )
-    reviewer = AssistantAgent(
-        "reviewer",
-        model_client=ReplayChatCompletionClient(["Please try again."] * 6),
-    )
     team = RoundRobinGroupChat(
-        [worker, reviewer],
+        [worker],
         termination_condition=guard.termination() | TextMentionTermination("TERMINATE"),
     )
     run_id = guard.run_id

@@ -11,7 +11,9 @@ agent is given. So the guard wraps them:
 * ``guard.model_client(agent_name, client)``: each model call is guarded and recorded
   (model, tokens, cost with ``prices``);
 * ``guard.termination()``: an :class:`OctopodaTermination` that stops the team once a run is
-  paused, with a stop message naming the calls of the loop.
+  paused, with a stop message naming the calls of the loop. It also sees every turn of the
+  team: when agent B speaks after agent A, A handed what it said to B (a handoff event), so
+  two agents passing the same thing back and forth are a ping-pong loop.
 
 Each AutoGen agent is its own Octopoda agent (``agent_prefix + name``) on one store; every
 action carries the guard's ``run_id``, a new one for each team run (the termination
@@ -27,7 +29,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from autogen_agentchat.base import TerminationCondition
-from autogen_agentchat.messages import StopMessage
+from autogen_agentchat.messages import BaseChatMessage, StopMessage
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, CreateResult
 from autogen_core.tools import BaseTool
@@ -89,6 +91,7 @@ class OctopodaGuard:
         self._prices = check_prices(prices) if prices is not None else None
         self._names: list[str] = []
         self._verdict: Verdict | None = None
+        self._last: tuple[str, str] | None = None  # the last speaker of this run, what it said
 
     @property
     def run_id(self) -> str:
@@ -100,6 +103,7 @@ class OctopodaGuard:
         a fixed ``run_id`` stays."""
         self._run_id = self._fixed or _new_run_id()
         self._verdict = None
+        self._last = None
         return self._run_id
 
     def runtime(self, agent_name: str) -> AgentRuntime:
@@ -158,6 +162,32 @@ class OctopodaGuard:
                 return verdict
         return None
 
+    async def record_turns(self, messages: Sequence[Any]) -> None:
+        """Record the team's turns as handoffs: when agent B speaks after agent A, A handed
+        what it said to B (so two agents passing the same thing back and forth are a
+        ping-pong loop). Messages from the user and from outside the team start afresh."""
+        for message in messages:
+            source, text = _turn(message)
+            if source is None:
+                continue
+            last, self._last = self._last, (source, text)
+            if last is None or last[0] == source:
+                continue
+            await self._handoff(last[0], source, last[1])
+
+    async def _handoff(self, sender: str, receiver: str, content: str) -> None:
+        run_id, to_agent = self._run_id, self._runtimes.agent_id(receiver)
+        self.runtime(sender)
+
+        def record(rt: AgentRuntime) -> None:
+            event = self._recorder.handoff(rt, to_agent, content, run_id=run_id)
+            if self._recorder.paused_by(rt, event) is not None:
+                verdict = self._recorder.guard(rt, f"handoff:{receiver}", run_id=run_id)
+                if verdict is not None:
+                    self._verdict = verdict
+
+        await run_blocking(self._runtimes.call, sender, record)
+
     async def record_tool(
         self,
         agent_name: str,
@@ -209,6 +239,18 @@ class OctopodaGuard:
                 run_id=run_id,
             ),
         )
+
+
+def _turn(message: Any) -> tuple[str | None, str]:
+    """(speaker, text) of a team message that is an agent's turn, else (None, "")."""
+    if not isinstance(message, BaseChatMessage):
+        return None, ""  # events inside a turn (tool call requests, memory queries, ...)
+    source = getattr(message, "source", None)
+    if not isinstance(source, str) or not source or source == "user":
+        return None, ""
+    to_text = getattr(message, "to_text", None)
+    text = to_text() if callable(to_text) else str(getattr(message, "content", ""))
+    return source, str(text)
 
 
 def _new_run_id() -> str:
@@ -356,6 +398,7 @@ class OctopodaTermination(TerminationCondition):
     async def __call__(self, messages: Sequence[Any]) -> StopMessage | None:
         if self._terminated:
             raise _already_terminated()
+        await self._octopoda.record_turns(messages)
         verdict = await self._octopoda.check()
         if verdict is None:
             return None
