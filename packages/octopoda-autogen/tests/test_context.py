@@ -125,6 +125,19 @@ def test_token_limited_view_matches_autogens_token_limited_context(store: Any) -
         assert len(ours) == {5: 1, 1000: 5}.get(limit, len(ours)), limit
 
 
+def test_unbounded_view_is_the_conversation_as_is(store: Any) -> None:
+    async def scenario() -> tuple[list[LLMMessage], list[LLMMessage]]:
+        ours = OctopodaChatCompletionContext("unbounded", store)
+        theirs = UnboundedChatCompletionContext()
+        for message in conversation()[3:]:  # starts on a tool result
+            await ours.add_message(message)
+            await theirs.add_message(message)
+        return await ours.get_messages(), await theirs.get_messages()
+
+    ours, theirs = run(scenario())
+    assert dumped(ours) == dumped(theirs) == dumped(conversation()[3:])
+
+
 def test_save_state_and_load_state(store: Any) -> None:
     async def scenario() -> tuple[Any, Any, list[LLMMessage], list[LLMMessage]]:
         source = UnboundedChatCompletionContext()

@@ -179,6 +179,9 @@ class OctopodaChatCompletionContext(
             messages = messages[-self._buffer :]
         elif self._client is not None:
             messages = self._fit_tokens(messages)
+        else:
+            return messages  # unbounded: the whole conversation, as it is
+        # a window never starts on tool results whose call it cut off (AutoGen's rule)
         if messages and isinstance(messages[0], FunctionExecutionResultMessage):
             messages = messages[1:]
         return messages
