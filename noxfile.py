@@ -450,9 +450,11 @@ def autogen(session: nox.Session, autogen: str) -> None:
 @nox.session(python="3.11")
 def autogen_pyautogen(session: nox.Session) -> None:
     """The install path of the design card: `pip install pyautogen` (0.10, a proxy for
-    autogen-agentchat>=0.6.4) and nothing else from AutoGen. Without autogen-ext there is no
+    autogen-agentchat>=0.6.4) and nothing else from AutoGen: octopoda-autogen goes in with
+    --no-deps, so every AutoGen package comes from pyautogen. Without autogen-ext there is no
     scripted model, so the tests that run an agent skip; memory and context tests run."""
-    session.install("-e", f"{CORE}[postgres]", "-e", AUTOGEN_PKG, "pyautogen", *AUTOGEN_TEST_DEPS)
+    session.install("-e", f"{CORE}[postgres]", "pyautogen", *AUTOGEN_TEST_DEPS)
+    session.install("--no-deps", "-e", AUTOGEN_PKG)
     session.run("python", "-c", "import pyautogen, autogen_agentchat, autogen_core")
     session.run("pytest", f"{AUTOGEN_PKG}/tests", "-m", "not examples", *session.posargs)
 
