@@ -157,3 +157,27 @@ def test_two_agents_passing_the_same_thing_back_and_forth_are_a_ping_pong(store:
     assert handoffs and all(e.payload.get("run_id") for e in handoffs)
     assert guard.runtime("planner").audit.verify().ok
     assert guard.runtime("executor").audit.verify().ok
+
+
+def test_a_swarm_handing_off_back_and_forth_is_stopped(store: Any) -> None:
+    from autogen_agentchat.teams import Swarm
+
+    s = scripted()
+    guard = OctopodaGuard(store, policy=LoopPolicy("pause"))
+    alice = AssistantAgent(
+        "alice",
+        model_client=s.client(*[s.call("transfer_to_bob", f"a{i}") for i in range(8)]),
+        handoffs=["bob"],
+    )
+    bob = AssistantAgent(
+        "bob",
+        model_client=s.client(*[s.call("transfer_to_alice", f"b{i}") for i in range(8)]),
+        handoffs=["alice"],
+    )
+    stop = guard.termination() | TextMentionTermination("TERMINATE")
+    team = Swarm([alice, bob], termination_condition=stop, max_turns=16)
+    result = asyncio.run(team.run(task="Who owns the refund?"))
+    assert result.stop_reason is not None and "ping_pong loop" in result.stop_reason
+    handoffs = [m for m in result.messages if type(m).__name__ == "HandoffMessage"]
+    assert 4 <= len(handoffs) < 16
+    assert guard.runtime("alice").audit.verify().ok and guard.runtime("bob").audit.verify().ok
