@@ -839,6 +839,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda doctor",
         "octopoda export",
         "octopoda import",
+        "octopoda mcp",
         "octopoda memory",
         "octopoda memory erase",
         "octopoda memory forget",

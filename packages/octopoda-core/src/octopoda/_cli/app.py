@@ -12,6 +12,7 @@ import click
 
 from .._version import __version__
 from .audit import audit, diff, timeline
+from .mcp import mcp
 from .memory import export_command, import_command, memory
 from .migrate import migrate_command
 from .options import OctopodaGroup, store_option
@@ -52,3 +53,6 @@ cli.add_command(migrate_command)
 cli.add_command(audit)
 cli.add_command(timeline)
 cli.add_command(diff)
+
+# -- MCP -------------------------------------------------------------------------------------
+cli.add_command(mcp)
