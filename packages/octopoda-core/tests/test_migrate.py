@@ -148,6 +148,12 @@ def test_decisions_goal_and_messages_come_in(legacy: dict[str, Any], tmp_path: P
         assert [g.progress for g in alice.goal_history()] == [0.5, 0.0]
         messages = AgentRuntime("bob", store=store).read_messages(unread_only=False)
         assert [(m.sender, m.body) for m in messages] == [("alice", "hello bob")]
+        broadcasts = alice.read_broadcasts(space="global")
+        assert [(m.sender, m.body) for m in broadcasts] == [("bob", "deploy at 5")]
+        otp = alice.recall("otp")
+        assert otp.value == "1234" and otp.expires_at is not None
+        assert otp.expires_at == pytest.approx(otp.created_at + 3600, abs=5)
+        assert alice.recall_history("gone") == []  # 3.3.4 had deleted it
 
 
 def test_each_import_is_audited_naming_the_source_and_chains_verify(

@@ -32,6 +32,10 @@ with contextlib.redirect_stdout(io.StringIO()):  # 3.3.4 prints banners to stdou
     alice.set_goal("ship 1.0", milestones=["tests", "docs"])
     alice.update_progress(milestone_index=0)
     alice.send_message("bob", "hello bob")
+    bob.broadcast("deploy at 5", "info", "global")
+    alice.remember_with_ttl("otp", "1234", 3600)
+    alice.remember("gone", "soon forgotten")
+    alice.forget("gone")  # 3.3.4 deletes every version
     bob.remember("k", [1, 2, 3])
     alice.flush(timeout=30)
     bob.flush(timeout=30)
