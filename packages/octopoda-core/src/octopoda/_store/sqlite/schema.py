@@ -305,9 +305,13 @@ def fts_match(terms: Sequence[str]) -> str:
 
 SEARCH: Final = SearchSql(
     READS.dialect,
+    # CROSS JOIN fixes the order: the full-text match first, then its documents and their
+    # memories. Left to itself, SQLite walks a key prefix's range of memories and runs the
+    # MATCH once per key (40 ms instead of 1 ms on 400 memories under one prefix).
     "SELECT {columns}, -bm25(search_text) AS score FROM search_text"
-    " JOIN search_docs d ON d.id = search_text.rowid"
-    " JOIN memories m ON m.namespace = d.namespace AND m.key = d.key AND m.version = d.version"
+    " CROSS JOIN search_docs d ON d.id = search_text.rowid"
+    " CROSS JOIN memories m"
+    " ON m.namespace = d.namespace AND m.key = d.key AND m.version = d.version"
     " WHERE search_text MATCH ? AND d.namespace = ?"
     # (a key whose indexed version is no longer its newest: only a read-only file's index)
     " AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.namespace = m.namespace"
