@@ -24,6 +24,7 @@ from .streams import ACTIONS, CallRun, KeyStream, WriteRef
 __all__ = ["OscillationDetector"]
 
 _RING = 24  # the states (and their events) a stream keeps
+_RING_CHARS = _RING * WIDTH
 
 
 def _extend(s: KeyStream, rec: str) -> int:
@@ -31,10 +32,8 @@ def _extend(s: KeyStream, rec: str) -> int:
     the chain before, or -1. (A state that does not continue the chain starts a new one:
     ``s.chain = rec``.)"""
     chain = s.chain
-    at = chain.find(rec)
-    if at > 0 and at % WIDTH:
-        at = find(chain, rec)
-    s.chain = (chain if len(chain) < _RING * WIDTH else chain[WIDTH:]) + rec
+    at = find(chain, rec) if rec in chain else -1
+    s.chain = (chain if len(chain) < _RING_CHARS else chain[WIDTH:]) + rec
     return at
 
 
