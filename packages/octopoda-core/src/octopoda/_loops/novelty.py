@@ -53,10 +53,10 @@ from .paraphrase import (
 from .payloads import (
     PASS_KINDS,
     WRITE_KINDS,
+    DecisionPayload,
+    PassPayload,
     ToolCallPayload,
     WriteEntry,
-    decision_of,
-    pass_of,
 )
 from .ping_pong import PingPongDetector
 from .recall_write import RecallWriteDetector
@@ -504,13 +504,14 @@ class NoveltyTracker:
         if kind == "decision":
             self._observe_decision(event)
         elif kind in PASS_KINDS and self.ping_pong is not None:
-            self.ping_pong.observe_pass(event, pass_of(event))
+            passed: PassPayload = event.payload  # type: ignore[assignment]  # (pass_of)
+            self.ping_pong.observe_pass(event, passed)
         return event
 
     def _observe_decision(self, event: Event) -> None:
         """A decision: one word gist for oscillation and reflection (which adds the
         reasoning's words)."""
-        p = decision_of(event)
+        p: DecisionPayload = event.payload  # type: ignore[assignment]  # (decision_of)
         context = p.get("context")
         subject = str(context.get("subject", "")) if isinstance(context, dict) else ""
         text = str(p.get("decision", ""))

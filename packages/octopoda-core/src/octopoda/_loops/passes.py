@@ -12,7 +12,7 @@ from .._records import Event
 from .._store import MessageRow, stored_sha256
 from .gists import content_gist, informative
 from .paraphrase import PREVIEW_CHARS
-from .payloads import pass_of, tool_call_of
+from .payloads import PassPayload, tool_call_of
 from .ping_pong import Pass
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ class PassLog:
         first, last = self._run
         own = self._own_through
         seq = event.seq
-        p = pass_of(event)
+        p: PassPayload = event.payload  # type: ignore[assignment]  # (pass_of: every pass)
         message_id = p.get("message_id")
         if own < 0 or seq <= own or (own + 1 < seq and not (first <= own + 1 and last == seq - 1)):
             # the first pass; a seq again (its first commit failed); or another runtime
