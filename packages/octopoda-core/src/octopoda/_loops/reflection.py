@@ -86,7 +86,9 @@ class ReflectionDetector(Detector):
         stream = "decisions " + subject
         said = self._chain(stream, event.time)
         ref = (event.seq, "decision", subject or "decision", text[:80])
-        similar = [r for g, r in said.said if gist.similarity(g) >= self.similarity]
+        similar = (  # (a new chain is empty: no comprehension, which is a call, then)
+            [r for g, r in said.said if gist.similarity(g) >= self.similarity] if said.said else []
+        )
         said.said.append((gist, ref))
         if len(similar) + 1 >= self.min_repeats:
             self._judge(
