@@ -218,7 +218,7 @@ QUOTED_DIGIT = frozenset(f'"{d}' for d in "0123456789")
 def is_acknowledgement(preview: Any) -> bool:
     """Whether a tool result only acknowledges (None, true, "ok", {"status": "logged"}):
     short and without a number, it brings no information."""
-    text = str(preview)
+    text = preview if type(preview) is str else str(preview)  # (str() is a call)
     return len(text) <= 24 and _DIGIT.search(text) is None
 
 

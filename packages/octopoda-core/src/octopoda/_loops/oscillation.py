@@ -113,7 +113,7 @@ class OscillationDetector(Detector):
         s = self._calls
         rec = run.tag + outcome[1:7]
         refs = s.refs
-        refs.append((event.seq, event.kind, run.name, run.preview))
+        refs.append((event.seq, "tool_call", run.name, run.preview))
         if len(refs) > _RING:
             del refs[0]
         if monitor.before == s.novelty and time - s.time <= self.window_seconds:
