@@ -514,12 +514,14 @@ class NoveltyTracker:
         p: DecisionPayload = event.payload  # type: ignore[assignment]  # (decision_of)
         context = p.get("context")
         subject = str(context.get("subject", "")) if isinstance(context, dict) else ""
-        text = str(p.get("decision", ""))
+        found = p.get("decision", "")
+        text = found if type(found) is str else str(found)  # (str() is a call)
         gist = word_gist(text)
+        ref = (event.seq, "decision", subject or "decision", text[:80])  # (both detectors')
         if self.oscillation is not None:
-            self.oscillation.observe_decision(event, subject, text, gist)
+            self.oscillation.observe_decision(event, subject, text, gist, ref)
         if self.reflection is not None:
             reasoning = p.get("reasoning")
             if isinstance(reasoning, str):
                 gist = word_gist(f"{text} {reasoning}")
-            self.reflection.observe_decision(event, subject, text, gist)
+            self.reflection.observe_decision(event, subject, gist, ref)

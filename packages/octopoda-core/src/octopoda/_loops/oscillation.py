@@ -138,10 +138,11 @@ class OscillationDetector(Detector):
         ):
             self.judge(ACTIONS, s, time, self.max_action_period)
 
-    def observe_decision(self, event: Event, subject: str, text: str, gist: Gist) -> None:
-        """A decision on ``subject`` saying ``text`` (whose word gist is ``gist``): a state
-        of the subject's chain, as a value is of a key's."""
-        ref = (event.seq, "decision", subject or "decision", text[:80])
+    def observe_decision(
+        self, event: Event, subject: str, text: str, gist: Gist, ref: RefTuple
+    ) -> None:
+        """A decision on ``subject`` saying ``text`` (whose word gist is ``gist``; ``ref``
+        names it): a state of the subject's chain, as a value is of a key's."""
         rec = self._decision_state(subject, text, gist)
         stream = f"decision\x01{subject}"
         s = self._subjects.get(stream)
