@@ -1,51 +1,49 @@
 """Regular expressions compiled on first use, not at import.
 
-Compiling the core's 30-odd patterns cost about a tenth of ``from octopoda import
-AgentRuntime``, and most programs use few of them (the paraphrase rules only once a
-cheap check found a candidate). ``LazyPattern`` compiles on the first call of one of its
-methods and keeps the compiled pattern's bound methods in its slots, so later calls cost
-what a compiled pattern's do (one attribute lookup, then the call).
+Compiling the core's module-level patterns cost about a twentieth of ``from octopoda
+import AgentRuntime``, and most programs use few of them (the paraphrase rules only once
+a cheap check found a candidate). ``lazy_pattern`` returns a stand-in that compiles on
+first use and then puts the compiled pattern in its place in the module that defined it,
+so later calls cost exactly what a compiled pattern's do (a stand-in's attribute lookup
+costs ~350 instructions more, which hot paths such as the volatile-field masks at record
+time cannot afford).
 """
 
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
+import sys
+from typing import Any, cast
 
-__all__ = ["LazyPattern"]
-
-_METHODS = ("findall", "finditer", "fullmatch", "match", "search", "split", "sub", "subn")
+__all__ = ["lazy_pattern"]
 
 
-class LazyPattern:
-    """``re.compile(pattern, flags)``, done when a method is first called."""
+class _LazyPattern:
+    """``re.compile(pattern, flags)`` on the first attribute looked up."""
 
-    __slots__ = ("_flags", "_pattern", *_METHODS)
+    __slots__ = ("_compiled", "_flags", "_globals", "_pattern")
 
-    findall: Callable[..., list[Any]]
-    finditer: Callable[..., Iterator[re.Match[str]]]
-    fullmatch: Callable[..., re.Match[str] | None]
-    match: Callable[..., re.Match[str] | None]
-    search: Callable[..., re.Match[str] | None]
-    split: Callable[..., list[Any]]
-    sub: Callable[..., str]
-    subn: Callable[..., tuple[str, int]]
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
+    def __init__(self, pattern: str, flags: int, module_globals: dict[str, Any]) -> None:
         self._pattern = pattern
         self._flags = flags
-
-    @property
-    def pattern(self) -> str:
-        return self._pattern
+        self._globals = module_globals
+        self._compiled: re.Pattern[str] | None = None
 
     def __getattr__(self, name: str) -> Any:
-        """Only called while the slots are empty: compile, fill them, answer."""
-        if name not in _METHODS:
-            raise AttributeError(name)
-        compiled = re.compile(self._pattern, self._flags)
-        for method in _METHODS:
-            setattr(self, method, getattr(compiled, method))
+        """Every attribute but the slots: compile (once), take this stand-in's place in
+        its module's globals, answer from the compiled pattern."""
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self._pattern, self._flags)
+            module_globals = self._globals
+            for key, value in list(module_globals.items()):
+                if value is self:
+                    module_globals[key] = compiled
         return getattr(compiled, name)
 
     def __repr__(self) -> str:
-        return f"LazyPattern({self._pattern!r})"
+        return f"lazy_pattern({self._pattern!r})"
+
+
+def lazy_pattern(pattern: str, flags: int = 0) -> "re.Pattern[str]":
+    """A module-level pattern compiled on first use (assign it to a module global)."""
+    module_globals = sys._getframe(1).f_globals
+    return cast("re.Pattern[str]", _LazyPattern(pattern, flags, module_globals))

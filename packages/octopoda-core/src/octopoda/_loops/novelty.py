@@ -352,7 +352,7 @@ class NoveltyTracker:
             outcome = "e" + p["error_sha256"]
         else:
             found = p.get("result_gist") or p.get("result_sha256")
-            result = found if isinstance(found, str) else str(found)  # (str() is a call too)
+            result = found if type(found) is str else str(found)  # (str() is a call too)
             outcome = "r" + result
         run = self.runs.get((name, args))
         if run is None:

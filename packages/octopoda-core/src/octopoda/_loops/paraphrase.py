@@ -33,7 +33,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from .._regex import LazyPattern
+from .._regex import lazy_pattern
 from .chain import Bounded
 from .gists import _STOPWORDS, word_gist
 
@@ -56,20 +56,20 @@ much of the text); a preview this long that ends with "..." was cut."""
 VALUE_CHARS = 1024
 """Memory values up to this long are compared as paraphrases."""
 
-_WORD = LazyPattern(r"\w+", re.UNICODE)
+_WORD = lazy_pattern(r"\w+", re.UNICODE)
 _STRIP = ".,;:!?()[]{}<>\"'`*\u201c\u201d\u2018\u2019"
-_LIST_MARKER = LazyPattern(r"\(?\d{1,2}[.)]|[-*•]")
-_RANDOM_HEX = LazyPattern(r"[0-9a-f]{8,}")
-_CAMEL = LazyPattern(r"[a-z][A-Z]")
-_DOTTED = LazyPattern(r"\w[./:@#]\w")
+_LIST_MARKER = lazy_pattern(r"\(?\d{1,2}[.)]|[-*•]")
+_RANDOM_HEX = lazy_pattern(r"[0-9a-f]{8,}")
+_CAMEL = lazy_pattern(r"[a-z][A-Z]")
+_DOTTED = lazy_pattern(r"\w[./:@#]\w")
 _NUMBER_WORDS = frozenset(
     {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"}
     | {"twelve", "twenty", "hundred", "thousand", "million", "second", "third", "fourth"}
     | {"fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
 )
 _SENTENCE_END = tuple(".!?:;")
-_CODE = LazyPattern(r"[=+*<>|&^~`{}\[\]\\]")  # (a text with any of these: code or a formula)
-_TOKEN = LazyPattern(r"\w+|[^\w\s]", re.UNICODE)
+_CODE = lazy_pattern(r"[=+*<>|&^~`{}\[\]\\]")  # (a text with any of these: code or a formula)
+_TOKEN = lazy_pattern(r"\w+|[^\w\s]", re.UNICODE)
 _CACHE = 4096
 
 
@@ -249,7 +249,7 @@ def same_statement(a: Statement, b: Statement, threshold: float) -> bool:
     return a.shape == b.shape and paraphrases(a.text, b.text, threshold)
 
 
-_STRING = LazyPattern(r'"((?:[^"\\]|\\.)*)"?')
+_STRING = lazy_pattern(r'"((?:[^"\\]|\\.)*)"?')
 
 
 def thought_text(preview: str) -> str:

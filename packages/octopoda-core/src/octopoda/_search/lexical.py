@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from .._regex import LazyPattern
+from .._regex import lazy_pattern
 
 __all__ = [
     "bm25",
@@ -27,8 +27,8 @@ __all__ = [
     "tokenize",
 ]
 
-_WORD: Final = LazyPattern(r"\w+")
-_TERM: Final = LazyPattern(r"[^\W_]+")  # letters and digits: a full-text index's words
+_WORD: Final = lazy_pattern(r"\w+")
+_TERM: Final = lazy_pattern(r"[^\W_]+")  # letters and digits: a full-text index's words
 K1: Final = 1.2
 B: Final = 0.75
 MAX_TERMS: Final = 32  # query words past this many are ignored (a pasted page is no query)
