@@ -6,6 +6,8 @@ and are skipped otherwise.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import nox
@@ -36,7 +38,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the core package."""
-    session.install("-e", f"{CORE}[cli,sign,postgres]", MYPY, "click", "pytest")
+    session.install("-e", f"{CORE}[cli,sign,postgres,mcp]", MYPY, "click", "pytest")
     session.run("mypy", "--strict", f"{CORE}/src")
 
 
@@ -98,6 +100,82 @@ def tests_postgres(session: nox.Session) -> None:
     session.run(
         "pytest", *RUNTIME_SUITES, "--store-backend=postgresql", "-k", deselect, *session.posargs
     )
+
+
+# Octopoda 3.3.4 (the predecessor on PyPI) owns the same `octopoda` import package as our
+# core, so it gets a venv of its own beside the session's; the tests run 3.3.4's API there to
+# write real data at test time (nothing of it is committed) and migrate it with our core.
+LEGACY_SPEC = "octopoda==3.3.4"
+MIGRATE_TESTS = [
+    f"{CORE}/tests/test_migrate.py",
+    f"{CORE}/tests/test_migrating_doc.py",
+    f"{CORE}/tests/test_install_conflict.py",  # both installed in one throwaway venv
+]
+
+
+def _legacy_venv(session: nox.Session) -> Path:
+    """A venv holding octopoda 3.3.4 only (reused while it does); its interpreter."""
+    venv = Path(session.virtualenv.location).parent / "migrate-334"
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    check = "import importlib.metadata as m; assert m.version('octopoda') == '3.3.4'"
+    if python.exists() and subprocess.run([str(python), "-c", check], check=False).returncode == 0:
+        session.log(f"reusing {venv} ({LEGACY_SPEC})")
+        return python
+    nox_venv = getattr(nox, "virtualenv", None)
+    uv = getattr(nox_venv, "UV", None) if getattr(nox_venv, "HAS_UV", False) else None
+    if uv:
+        session.run(str(uv), "venv", "--quiet", "--python", "3.11", str(venv), external=True)
+        session.run(
+            str(uv),
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(python),
+            LEGACY_SPEC,
+            external=True,
+        )
+    else:
+        session.run("python", "-m", "venv", "--clear", str(venv))
+        session.run(str(python), "-m", "pip", "install", "--quiet", LEGACY_SPEC, external=True)
+    return python
+
+
+@nox.session(python="3.11")
+def migrate(session: nox.Session) -> None:
+    """`octopoda migrate` against real 3.3.4 data (tests/test_migrate.py) and
+    docs/migrating.md against 3.3.4's package; extra args go to pytest."""
+    legacy = _legacy_venv(session)
+    session.install("-e", f"{CORE}[cli,postgres]", *CORE_TEST_DEPS)
+    env = {"OCTOPODA_LEGACY_PYTHON": str(legacy), "OCTOPODA_REQUIRE_LEGACY": "1"}
+    nox_venv = getattr(nox, "virtualenv", None)
+    if getattr(nox_venv, "HAS_UV", False):
+        env["OCTOPODA_TEST_UV"] = str(nox_venv.UV)  # type: ignore[union-attr]
+    tests = [t for t in MIGRATE_TESTS if (ROOT / t).is_file()]
+    session.run("pytest", *tests, *session.posargs, env=env)
+
+
+nox.options.sessions.append("migrate")
+
+
+MCP_TESTS = [
+    f"{CORE}/tests/test_mcp.py",
+    f"{CORE}/tests/test_mcp_stdio.py",
+    f"{CORE}/tests/test_mcp_http.py",
+    f"{CORE}/tests/test_mcp_extra.py",
+    "tests/test_docs_mcp.py",
+]
+
+
+@nox.session(python="3.11")
+def mcp(session: nox.Session) -> None:
+    """The MCP server (the [mcp] extra, mcp 2.x): in-process, stdio subprocesses and
+    streamable HTTP on a loopback port (`nox -s mcp -- -k stdio`)."""
+    session.install("-e", f"{CORE}[cli,mcp]", *CORE_TEST_DEPS)
+    session.run("pytest", *MCP_TESTS, *session.posargs)
+
+
+nox.options.sessions.append("mcp")
 
 
 @nox.session
@@ -403,3 +481,80 @@ def parity_langgraph(session: nox.Session) -> None:
 
 
 nox.options.sessions += ["parity_langgraph"]
+
+
+# ---------------------------------------------------------------------------- autogen
+# octopoda-autogen against AutoGen lines (autogen-agentchat, -core and -ext at one version),
+# each in its own venv. Microsoft has put AutoGen in maintenance mode; 0.7.5 is the last
+# release. Cells: 0.4.5 (the first with the Memory protocol; it still installs), 0.5.7 (a
+# middle line) and 0.7.5, on 3.11; 0.7.5 also on 3.10, 3.12 and 3.13. By default CI runs the
+# oldest and newest on 3.11 only; the rest are non-default cells (`nox -s autogen`).
+# autogen-ext is installed bare: its ReplayChatCompletionClient (the scripted model) needs
+# no extra.
+AUTOGEN_PKG = "packages/octopoda-autogen"
+AUTOGEN_NEWEST = "0.7.5"
+AUTOGEN_CELLS = [
+    ("3.11", "0.4.5"),
+    ("3.11", "0.5.7"),
+    *((python, AUTOGEN_NEWEST) for python in PYTHONS),
+]
+AUTOGEN_TEST_DEPS = ("pytest", "pytest-socket", "pillow")  # pillow: image memories
+
+
+def _autogen_pins(version: str) -> tuple[str, ...]:
+    return tuple(
+        f"{name}=={version}" for name in ("autogen-agentchat", "autogen-core", "autogen-ext")
+    )
+
+
+@nox.session
+@nox.parametrize(
+    "python,autogen",
+    AUTOGEN_CELLS,
+    ids=[f"{version}-py{python}" for python, version in AUTOGEN_CELLS],
+)
+def autogen(session: nox.Session, autogen: str) -> None:
+    """octopoda-autogen tests against one AutoGen line (`nox -s "autogen(0.4.5-py3.11)"`;
+    extra args go to pytest). The examples run in the newest cell on 3.11 only."""
+    session.install(
+        "-e", f"{CORE}[postgres]", "-e", AUTOGEN_PKG, *AUTOGEN_TEST_DEPS, *_autogen_pins(autogen)
+    )
+    args = list(session.posargs)
+    if (autogen, session.python) != (AUTOGEN_NEWEST, "3.11"):
+        args = ["-m", "not examples", *args]
+    session.run("pytest", f"{AUTOGEN_PKG}/tests", *args)
+
+
+@nox.session(python="3.11")
+def autogen_pyautogen(session: nox.Session) -> None:
+    """The install path of the design card: `pip install pyautogen` (0.10, a proxy for
+    autogen-agentchat>=0.6.4) and nothing else from AutoGen: octopoda-autogen goes in with
+    --no-deps, so every AutoGen package comes from pyautogen. Without autogen-ext there is no
+    scripted model, so the tests that run an agent skip; memory and context tests run."""
+    session.install("-e", f"{CORE}[postgres]", "pyautogen", *AUTOGEN_TEST_DEPS)
+    session.install("--no-deps", "-e", AUTOGEN_PKG)
+    session.run("python", "-c", "import pyautogen, autogen_agentchat, autogen_core")
+    session.run("pytest", f"{AUTOGEN_PKG}/tests", "-m", "not examples", *session.posargs)
+
+
+@nox.session(python="3.11")
+def typecheck_autogen(session: nox.Session) -> None:
+    """mypy --strict on octopoda-autogen, against the newest AutoGen."""
+    session.install("-e", CORE, "-e", AUTOGEN_PKG, MYPY, *_autogen_pins(AUTOGEN_NEWEST))
+    session.run("mypy", "--strict", f"{AUTOGEN_PKG}/src")
+
+
+@nox.session(python="3.11")
+def bench_autogen(session: nox.Session) -> None:
+    """OctopodaMemory vs ListMemory, our context vs UnboundedChatCompletionContext
+    (bench/bench_autogen.py; `-- --quick`)."""
+    session.install("-e", CORE, "-e", AUTOGEN_PKG, *_autogen_pins(AUTOGEN_NEWEST))
+    session.run("python", "bench/bench_autogen.py", *session.posargs)
+
+
+nox.options.sessions += [
+    "autogen(0.4.5-py3.11)",
+    f"autogen({AUTOGEN_NEWEST}-py3.11)",
+    "autogen_pyautogen",
+    "typecheck_autogen",
+]

@@ -641,6 +641,7 @@ def test_export_to_a_file_and_import_it(db: Path, tmp_path: Path) -> None:
         "versions": 5,
         "skipped_keys": [],
         "seq": 1,
+        "already_imported": None,
     }
     assert ok("memory", "get", "--store", str(db), "-a", "twin", "name").stdout == '"Alicia"\n'
 
@@ -661,13 +662,18 @@ def test_import_on_existing_keys(db: Path, tmp_path: Path) -> None:
     target = tmp_path / "b.json"
     ok("export", "--store", str(db), "-a", "bot", str(target))
     put(db, "a", "10", agent="twin")
+    err = fails("import", "--store", str(db), "-a", "twin", str(target), "--on-existing", "error")
+    assert "key 'a' already has history for agent 'twin'" in err
     skip = ok("import", "--store", str(db), "-a", "twin", str(target), "--on-existing", "skip")
     assert skip.stdout == (
         "imported 1 key (1 version) into agent 'twin'\nskipped 1 existing key: a\n"
     )
-    err = fails("import", "--store", str(db), "-a", "twin", str(target), "--on-existing", "error")
-    assert "key 'a' already has history for agent 'twin'" in err
-    appended = ok_json("import", "--store", str(db), "-a", "twin", str(target))
+    again = ok("import", "--store", str(db), "-a", "twin", str(target))
+    assert again.stdout == (
+        "nothing imported: agent 'twin' imported this bundle already (event 2);"
+        " pass --allow-duplicate to append a second copy\n"
+    )
+    appended = ok_json("import", "--store", str(db), "-a", "twin", str(target), "--allow-duplicate")
     assert appended["keys"] == 2 and appended["versions"] == 2
     assert ok_json("memory", "get", "--store", str(db), "-a", "twin", "a")["version"] == 2
     bad = run("import", "--store", str(db), "-a", "twin", str(target), "--on-existing", "merge")
@@ -833,6 +839,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda doctor",
         "octopoda export",
         "octopoda import",
+        "octopoda mcp",
         "octopoda memory",
         "octopoda memory erase",
         "octopoda memory forget",
@@ -841,6 +848,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda memory list",
         "octopoda memory put",
         "octopoda memory search",
+        "octopoda migrate",
         "octopoda timeline",
         "octopoda version",
     ]

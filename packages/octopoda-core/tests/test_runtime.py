@@ -1742,3 +1742,47 @@ def test_recall_issues_exactly_one_select(
     rt, statements = traced
     read(rt)
     assert _shape(statements, ["SELECT "]) == ["SELECT "]
+
+
+# -- import is idempotent ------------------------------------------------------------------
+
+
+def test_importing_the_same_bundle_twice_writes_it_once(rich: AgentRuntime) -> None:
+    copy = AgentRuntime("copy", store=rich.store)
+    bundle = rich.export_memories()
+    first = copy.import_memories(bundle)
+    before = all_histories(copy)
+    again = copy.import_memories(json.dumps(bundle, indent=1))  # same content, other text
+    assert (again.keys, again.versions, again.seq) == (0, 0, None)
+    assert again.already_imported == first.seq
+    assert all_histories(copy) == before
+    [event] = copy.timeline(kinds=["import"])
+    assert len(event.payload["bundle_sha256"]) == 64
+    assert copy.audit.verify().ok
+
+
+def test_a_later_export_of_the_same_agent_is_a_new_bundle(rich: AgentRuntime) -> None:
+    copy = AgentRuntime("copy", store=rich.store)
+    copy.import_memories(rich.export_memories())
+    rich.remember("fresh", 1)
+    second = copy.import_memories(rich.export_memories(), on_existing="skip")
+    assert second.already_imported is None and second.keys == 1
+    assert copy.recall("fresh").value == 1
+
+
+def test_allow_duplicate_appends_a_second_copy(rich: AgentRuntime) -> None:
+    copy = AgentRuntime("copy", store=rich.store)
+    bundle = rich.export_memories()
+    first = copy.import_memories(bundle)
+    second = copy.import_memories(bundle, allow_duplicate=True)
+    assert second.already_imported is None and second.versions == first.versions
+    assert len(copy.recall_history("a")) == 2 * len(rich.recall_history("a"))
+    # the newest import of the bundle is the one reported next time
+    assert copy.import_memories(bundle).already_imported == second.seq
+
+
+def test_a_334_bundle_is_rejected_with_the_migrate_command() -> None:
+    agent = AgentRuntime("x", store=":memory:")
+    legacy = {"meta": {"agent_id": "x", "version": "1.0"}, "memories": {}, "count": 0}
+    with pytest.raises(InvalidBundle, match="octopoda migrate --from FILE"):
+        agent.import_memories(legacy)

@@ -236,18 +236,6 @@ def test_the_whole_agent_with_pause_scope_agent(db_path: str) -> None:
         runtime.store.close()
 
 
-def _langgraph_before_1_2() -> bool:
-    from importlib.metadata import version
-
-    major, minor = (int(x) for x in version("langgraph").split(".")[:2])
-    return (major, minor) < (1, 2)
-
-
-@pytest.mark.skipif(
-    _langgraph_before_1_2(),
-    reason="known bug, open: on langgraph 1.1 the handler judges a second thread's tool call"
-    " in the first thread's run (AgentPaused for 't1' on thread 't2')",
-)
 def test_the_callback_handler_records_each_thread(agent: AgentRuntime) -> None:
     """Without the middleware: the callbacks of a graph carry LangGraph's thread id, and the
     handler's guard refuses the looping thread's next tool call only."""

@@ -23,6 +23,7 @@ from ._errors import (
     InvalidValue,
     LoopDetected,
     NotFound,
+    NotSupported,
     OctopodaError,
     SchemaTooNew,
     SnapshotNotFound,
@@ -31,6 +32,22 @@ from ._errors import (
     VersionConflict,
 )
 from ._version import __version__
+
+
+def _check_install() -> None:
+    """Refuse to run on files shared with Octopoda 3.3.4 (``_migrate/conflict.py``): one
+    ``stat`` unless its ``synrix_runtime`` package is installed beside this one."""
+    from os import path
+
+    here = path.dirname(path.abspath(__file__))
+    if path.isdir(path.join(path.dirname(here), "synrix_runtime")):
+        from ._migrate.conflict import check_install
+
+        check_install(here)
+
+
+_check_install()
+del _check_install
 
 if TYPE_CHECKING:
     from ._audit.chain import AuditChainer
@@ -52,6 +69,7 @@ if TYPE_CHECKING:
     from ._runtime.actions import Stats
     from ._runtime.client import AgentInfo, Octopoda
     from ._runtime.collab import Conflict, Goal, Message, SharedValue, SharedVersion
+    from ._runtime.compat import Task
     from ._runtime.pipeline import Pipeline, Processor
     from ._runtime.runs import RunInfo
     from ._runtime.runtime import AgentRuntime
@@ -92,6 +110,7 @@ _LAZY: dict[str, str] = {
     "SimilarMatch": "._search.results",
     "SimilarResults": "._search.results",
     "Stats": "._runtime.actions",
+    "Task": "._runtime.compat",
     "LoopEventRef": "._loops",
     "LoopSignal": "._loops",
     "LoopStatus": "._loops",
@@ -210,6 +229,7 @@ __all__ = [
     "MemoryView",
     "Message",
     "NotFound",
+    "NotSupported",
     "Octopoda",
     "OctopodaError",
     "Outage",
@@ -231,6 +251,7 @@ __all__ = [
     "Stats",
     "StorageError",
     "Store",
+    "Task",
     "UndecodableText",
     "VerifyReport",
     "VersionConflict",

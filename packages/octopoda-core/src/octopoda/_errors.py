@@ -10,6 +10,7 @@ store boundary and never reach the caller raw::
     │   ├── InvalidValue       a value that is not JSON-serialisable (or bytes)
     │   ├── InvalidAgentId     empty, oversized or non-text agent id
     │   └── InvalidBundle      an export bundle that is malformed or of an unknown format
+    ├── NotSupported           an Octopoda 3.3.4 method with no equivalent (names the replacement)
     ├── NotFound               something named does not exist
     │   └── SnapshotNotFound
     ├── StorageError           the database failed (busy past the timeout, corrupt, read-only, ...)
@@ -42,6 +43,7 @@ __all__ = [
     "InvalidValue",
     "LoopDetected",
     "NotFound",
+    "NotSupported",
     "OctopodaError",
     "SchemaTooNew",
     "SnapshotNotFound",
@@ -77,6 +79,10 @@ class InvalidAgentId(InvalidInput):
 
 class InvalidBundle(InvalidInput):
     """An export bundle is malformed or has an unknown format version."""
+
+
+class NotSupported(OctopodaError, NotImplementedError):
+    """An Octopoda 3.3.4 method with no equivalent; the message names what to use instead."""
 
 
 class NotFound(OctopodaError, LookupError):

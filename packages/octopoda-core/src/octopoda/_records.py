@@ -104,12 +104,14 @@ class RestoreResult(NamedTuple):
 
 
 class ImportResult(NamedTuple):
-    """What ``import_memories`` wrote."""
+    """What ``import_memories`` wrote. ``already_imported``: the seq of the earlier
+    ``import`` event of the same bundle, when this one wrote nothing for that reason."""
 
     keys: int
     versions: int
     skipped_keys: tuple[str, ...] = ()
     seq: int | None = None
+    already_imported: int | None = None
 
 
 class MemoryHealth(NamedTuple):

@@ -10,6 +10,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
+from langchain_core.runnables.config import var_child_runnable_config
 
 from octopoda import AgentRuntime, InvalidInput
 from octopoda.integrations import ActionRecorder, Prices, Target, check_prices, resolve_runtime
@@ -19,6 +20,7 @@ from ._recording import (
     is_control_flow,
     model_name,
     run_of_thread,
+    thread_of_config,
     token_usage,
     tool_outcome,
 )
@@ -158,7 +160,8 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
-            started_name, run = self._models.pop(run_id, (None, _run_of(kwargs)))
+            started = self._models.pop(run_id, None)
+        started_name, run = started if started is not None else (None, _run_of(kwargs))
         if not self.record_models:
             return
         generation = (
@@ -186,6 +189,16 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
 
 
 def _run_of(kwargs: Mapping[str, Any]) -> str | None:
-    """The run of a callback: the LangGraph thread in its metadata, else None."""
+    """The run of a callback: the thread of the invocation it fires in, else None.
+
+    The invocation's own config (``configurable.thread_id`` of the runnable config LangChain
+    keeps in a context variable, copied into the worker thread of async runs) comes first:
+    langgraph 1.1 writes the first invocation's thread id into a compiled ``create_agent``
+    graph's shared metadata, so later threads' callbacks carry the first thread's id in
+    ``metadata``. The metadata's ``thread_id`` is the fallback (callbacks fired outside a
+    runnable context)."""
+    current = var_child_runnable_config.get()
+    if current is not None and (run := thread_of_config(current)) is not None:
+        return run
     metadata = kwargs.get("metadata")
     return run_of_thread(metadata.get("thread_id")) if isinstance(metadata, Mapping) else None

@@ -12,7 +12,9 @@ import click
 
 from .._version import __version__
 from .audit import audit, diff, timeline
+from .mcp import mcp
 from .memory import export_command, import_command, memory
+from .migrate import migrate_command
 from .options import OctopodaGroup, store_option
 from .store import agents, doctor, version
 
@@ -45,8 +47,12 @@ cli.add_command(agents)
 cli.add_command(memory)
 cli.add_command(export_command)
 cli.add_command(import_command)
+cli.add_command(migrate_command)
 
 # -- audit -----------------------------------------------------------------------------------
 cli.add_command(audit)
 cli.add_command(timeline)
 cli.add_command(diff)
+
+# -- MCP -------------------------------------------------------------------------------------
+cli.add_command(mcp)

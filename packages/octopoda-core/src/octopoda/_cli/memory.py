@@ -408,18 +408,40 @@ def _read_bundle(file: str) -> dict[str, Any]:
     help="For a key that already has history: add the versions after it, leave the key"
     " alone, or refuse the whole import.",
 )
+@click.option(
+    "--allow-duplicate",
+    is_flag=True,
+    help="Import a bundle this agent imported before once more (a second copy of its"
+    " versions). Without it, a bundle already imported writes nothing.",
+)
 @json_option
 @pass_state
-def import_command(state: CliState, agent: str, file: str, on_existing: str, as_json: bool) -> None:
+def import_command(
+    state: CliState,
+    agent: str,
+    file: str,
+    on_existing: str,
+    allow_duplicate: bool,
+    as_json: bool,
+) -> None:
     """Import a bundle written by `octopoda export` (FILE, or stdin with -) into an agent.
 
-    Every version is written as a new version, in one transaction: all or nothing.
+    Every version is written as a new version, in one transaction: all or nothing. A bundle
+    the agent imported before is recognised (by its digest) and writes nothing.
     """
     bundle = _read_bundle(file)
     mode = cast(Literal["append", "skip", "error"], on_existing)
-    result = state.runtime(agent, create=True).import_memories(bundle, on_existing=mode)
+    result = state.runtime(agent, create=True).import_memories(
+        bundle, on_existing=mode, allow_duplicate=allow_duplicate
+    )
     if as_json:
         click.echo(to_json(record(result, agent=agent)))
+        return
+    if result.already_imported is not None:
+        click.echo(
+            f"nothing imported: agent {agent!r} imported this bundle already (event"
+            f" {result.already_imported}); pass --allow-duplicate to append a second copy"
+        )
         return
     imported = f"{count(result.keys, 'key')} ({count(result.versions, 'version')})"
     click.echo(f"imported {imported} into agent {agent!r}")

@@ -141,6 +141,11 @@ class CliState:
     def location(self) -> StoreLocation:
         return locate_store(self.store)
 
+    def store_is_url(self) -> bool:
+        """Whether the store is a PostgreSQL URL (not a file)."""
+        spec = self.store if self.store is not None else os.environ.get("OCTOPODA_DATABASE_URL")
+        return bool(spec and is_postgres_url(spec))
+
     def open_store(self, *, create: bool = False) -> Any:
         """Open the store for this command; it closes when the command ends.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import platform
 import sqlite3
 from typing import Any, Final
@@ -127,6 +128,9 @@ def _doctor_text(report: dict[str, Any]) -> str:
             ["  agents", str(store["agents"])],
             ["  integrity", "; ".join(store["integrity_check"][:5])],
         ]
+    legacy = report["predecessor"]["data"]
+    if legacy is not None:
+        rows.append(["octopoda 3.3.4 data", f"{legacy}: bring it in with `octopoda migrate`"])
     rows.append(["extras", ""])
     for extra, info in report["extras"].items():
         if info["installed"]:
@@ -137,6 +141,14 @@ def _doctor_text(report: dict[str, Any]) -> str:
             status = f"not installed (not offered by {DISTRIBUTION} {__version__})"
         rows.append([f"  {extra}", f"{info['module']}: {status}"])
     return table([], [[name, str(value)] for name, value in rows])
+
+
+def _predecessor() -> dict[str, Any]:
+    """Octopoda 3.3.4's database where 3.3.4 would look for it, if there is one."""
+    from .._migrate.legacy import find_legacy_database
+
+    path = find_legacy_database(None, dict(os.environ))
+    return {"data": str(path) if path is not None and path.is_file() else None}
 
 
 @click.command("doctor")
@@ -155,6 +167,7 @@ def doctor(state: CliState, as_json: bool) -> None:
         **_versions(),
         "store": store,
         "extras": _extras(),
+        "predecessor": _predecessor(),
         "problems": problems,
         "ok": not problems,
     }

@@ -35,7 +35,7 @@ from .._store import MemoryWrite, StoredRow
 from .._store.rows import decode_stored
 from .._values import encode_value, validate_key, validate_tags
 
-__all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "build_bundle", "read_bundle"]
+__all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "build_bundle", "bundle_digest", "read_bundle"]
 
 BUNDLE_FORMAT: Final = "octopoda.memories"
 BUNDLE_VERSION: Final = 1
@@ -130,11 +130,22 @@ def _import_version(namespace: str, key: str, item: Any, where: str) -> MemoryWr
     )
 
 
+def bundle_digest(bundle: dict[str, Any]) -> str:
+    """SHA-256 of what a bundle holds (its agent and memories; not when it was exported),
+    over sorted-key compact JSON: the same export gives the same digest, whatever its
+    formatting (big integers included, which canonical JSON refuses)."""
+    import hashlib
+
+    content = {"agent": bundle.get("agent"), "memories": bundle.get("memories")}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def read_bundle(
     bundle: Any, namespace: str
-) -> tuple[str | None, list[tuple[str, list[MemoryWrite]]]]:
-    """Validate a whole bundle before anything is written; return its source agent and the
-    writes per key."""
+) -> tuple[str | None, list[tuple[str, list[MemoryWrite]]], str]:
+    """Validate a whole bundle before anything is written; return its source agent, the
+    writes per key and the bundle's digest (:func:`bundle_digest`)."""
     if isinstance(bundle, (str, bytes)):
         try:
             bundle = json.loads(bundle)
@@ -143,6 +154,11 @@ def read_bundle(
     if not isinstance(bundle, dict):
         raise InvalidBundle(
             f"a bundle is a dict from export_memories(), not {type(bundle).__name__}"
+        )
+    if bundle.get("format") != BUNDLE_FORMAT and _is_legacy(bundle):
+        raise InvalidBundle(
+            "this is an Octopoda 3.3.4 export bundle (meta, memories); import it with"
+            " `octopoda migrate --from FILE` (docs/migrating.md), which reads 3.3.4's formats"
         )
     if bundle.get("format") != BUNDLE_FORMAT:
         raise InvalidBundle(
@@ -178,4 +194,8 @@ def read_bundle(
         ]
         out.append((key, writes))
     source = bundle.get("agent")
-    return (source if isinstance(source, str) else None), out
+    return (source if isinstance(source, str) else None), out, bundle_digest(bundle)
+
+
+def _is_legacy(bundle: dict[str, Any]) -> bool:
+    return isinstance(bundle.get("meta"), dict) and isinstance(bundle.get("memories"), dict)

@@ -102,8 +102,8 @@ class CollabMixin(RuntimeBase):
         self,
         key: str,
         value: Any,
-        *,
         space: str = "global",
+        *,
         expected_version: int | None = None,
         tags: Iterable[str] | None = None,
         ttl: float | None = None,
@@ -137,7 +137,7 @@ class CollabMixin(RuntimeBase):
         conflict = event.payload["writes"][0].get("conflict_id")
         return SharedVersion(key, space, versions[0], self._agent_id, now, event.seq, conflict)
 
-    def read_shared(self, key: str, *, space: str = "global") -> SharedValue:
+    def read_shared(self, key: str, space: str = "global") -> SharedValue:
         """The current value of a shared key and its author; remembers the version seen."""
         namespace = self._space(space)
         key = validate_key(key)

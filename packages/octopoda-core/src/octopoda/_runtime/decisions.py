@@ -48,9 +48,9 @@ class DecisionsMixin(RuntimeBase):
     def log_decision(
         self,
         decision: str,
-        *,
         reasoning: str | None = None,
         context: dict[str, Any] | None = None,
+        *,
         run_id: str | None = None,
     ) -> Decision:
         """Record a decision as an audited event, in run ``run_id`` (None: the agent's
@@ -93,22 +93,28 @@ class DecisionsMixin(RuntimeBase):
         )
 
     def decisions(self, *, limit: int | None = None) -> list[Decision]:
-        """Logged decisions, oldest first."""
-        return [
-            Decision(
-                e.seq,
-                e.time,
-                e.payload["decision"],
-                e.payload.get("reasoning"),
-                e.payload.get("context"),
-                e.payload.get("repeats_seq"),
-                e.payload.get("similarity"),
-                MemoryView(self._store, self._ns, e.seq, e.time),
-            )
-            for e in self._store.events(
-                self._agent_id, kinds=["decision"], limit=checked_limit(limit)
-            )
-        ]
+        """Logged decisions, oldest first (with those an ``octopoda migrate`` imported: at
+        the seq of their ``import`` event, with their original time)."""
+        out: list[Decision] = []
+        limit = checked_limit(limit)
+        for e in self._store.events(self._agent_id, kinds=["decision", "import"]):
+            entries = [e.payload] if e.kind == "decision" else e.payload.get("decisions", ())
+            for p in entries:
+                out.append(
+                    Decision(
+                        e.seq,
+                        p.get("decided_at", e.time),
+                        p["decision"],
+                        p.get("reasoning"),
+                        p.get("context"),
+                        p.get("repeats_seq"),
+                        p.get("similarity"),
+                        MemoryView(self._store, self._ns, e.seq, e.time),
+                    )
+                )
+            if limit is not None and len(out) >= limit:
+                return out[:limit]
+        return out
 
     def as_of(self, point: int | Decision) -> MemoryView:
         """This agent's memory as it was right after event ``point`` (a seq or a decision)."""

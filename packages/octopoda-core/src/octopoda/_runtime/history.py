@@ -74,14 +74,20 @@ class HistoryMixin(RuntimeBase):
             for s in self._store.snapshots(self._agent_id)
         ]
 
-    def restore(self, name: str) -> RestoreResult:
-        """Bring memory back to the snapshot ``name`` by writing new versions.
+    def restore(self, name: str | None = None) -> RestoreResult:
+        """Bring memory back to the snapshot ``name`` (None: the latest) by writing new
+        versions.
 
         Keys that changed since are written back; keys created since are tombstoned.
         History stays whole, and the restore is one audited event. A value erased since
         (:meth:`erase`) cannot come back: its key counts as absent at the snapshot, so it is
         tombstoned if it has a value now and left alone otherwise.
         """
+        if name is None:
+            taken = self._store.snapshots(self._agent_id)
+            if not taken:
+                raise SnapshotNotFound(f"agent {self._agent_id!r} has no snapshot to restore")
+            name = max(taken, key=lambda s: s.seq).name
         snap = self._store.snapshot(self._agent_id, validate_key(name, "snapshot name"))
         if snap is None:
             known = ", ".join(repr(s.name) for s in self._store.snapshots(self._agent_id)) or "none"
@@ -122,8 +128,20 @@ class HistoryMixin(RuntimeBase):
 
     # -- export / import --------------------------------------------------------------------
 
-    def export_memories(self) -> dict[str, Any]:
-        """Every key with its full history as a JSON-safe bundle (format: ``bundle.py``)."""
+    def export_memories(self, include_snapshots: bool = False) -> dict[str, Any]:
+        """Every key with its full history as a JSON-safe bundle (format: ``bundle.py``).
+
+        ``include_snapshots`` (3.3.4's option) must stay False: a snapshot here is a point
+        in the history the bundle already holds whole (``snapshots()`` lists them).
+        """
+        if include_snapshots:
+            from .._errors import NotSupported
+
+            raise NotSupported(
+                "export_memories(include_snapshots=True) was Octopoda 3.3.4's; use"
+                " export_memories(): the bundle holds every version, and snapshots() lists"
+                " the named points in it (docs/migrating.md)"
+            )
         return build_bundle(
             self._agent_id,
             self._store.all_versions(self._ns),
@@ -134,20 +152,34 @@ class HistoryMixin(RuntimeBase):
     def import_memories(
         self,
         bundle: dict[str, Any] | str | bytes,
+        overwrite: bool | None = None,
         *,
         on_existing: Literal["append", "skip", "error"] = "append",
+        allow_duplicate: bool = False,
     ) -> ImportResult:
         """Write a bundle's versions (oldest first) as new versions, in one transaction.
 
         For a key that already has history here: ``append`` adds the bundle's versions after
         it, ``skip`` leaves the key alone, ``error`` refuses the whole import. The bundle is
         validated entirely before anything is written.
+
+        Importing is idempotent: the import event records the bundle's digest
+        (``bundle_sha256``), and a bundle this agent imported before writes nothing
+        (``ImportResult.already_imported`` is that event's seq). ``allow_duplicate=True``
+        appends a second copy. ``overwrite`` is 3.3.4's option: False is
+        ``on_existing="skip"``, True ``"append"`` (new versions over the existing ones).
         """
+        if overwrite is not None:
+            on_existing = "append" if overwrite else "skip"
         if on_existing not in ("append", "skip", "error"):
             raise InvalidInput(
                 f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
             )
-        source, per_key = read_bundle(bundle, self._ns)
+        source, per_key, digest = read_bundle(bundle, self._ns)
+        if not allow_duplicate:
+            earlier = self._imported(digest)
+            if earlier is not None:
+                return ImportResult(0, 0, (), None, earlier)
         skipped: list[str] = []
 
         def plan(now: float) -> tuple[str, dict[str, Any], list[MemoryWrite]] | None:
@@ -163,13 +195,22 @@ class HistoryMixin(RuntimeBase):
                     skipped.append(key)
                     continue
                 writes.extend(key_writes)
-            return ("import", {"source_agent": source}, writes) if writes else None
+            payload = {"source_agent": source, "bundle_sha256": digest}
+            return ("import", payload, writes) if writes else None
 
         done = self._unchanged(plan)
         if done is None:
             return ImportResult(0, 0, tuple(skipped))
         event, writes, _, _ = done
         return ImportResult(len({w.key for w in writes}), len(writes), tuple(skipped), event.seq)
+
+    def _imported(self, digest: str) -> int | None:
+        """The seq of this agent's last ``import`` event of the bundle with ``digest``."""
+        found = None
+        for event in self._store.events(self._agent_id, kinds=("import",)):
+            if event.payload.get("bundle_sha256") == digest:
+                found = event.seq
+        return found
 
     # -- health -----------------------------------------------------------------------------
 

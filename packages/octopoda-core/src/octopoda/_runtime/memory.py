@@ -49,8 +49,8 @@ class MemoryMixin(RuntimeBase):
         self,
         key: str,
         value: Any,
-        *,
         tags: Iterable[str] | None = None,
+        *,
         ttl: float | timedelta | None = None,
     ) -> VersionRecord:
         """Store ``value`` as the next version of ``key``; durable when this returns.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .actions import ActionsMixin
 from .collab import CollabMixin
+from .compat import LegacyMixin
 from .decisions import DecisionsMixin
 from .history import HistoryMixin
 from .memory import MemoryMixin
@@ -21,6 +22,7 @@ class AgentRuntime(
     ActionsMixin,
     RunsMixin,
     CollabMixin,
+    LegacyMixin,  # 3.3.4's method names (last: any other method of the name wins)
 ):
     """One agent's memory: every write a new version, every change an audited event.
 
