@@ -31,8 +31,8 @@ def record(digest: str | None) -> str:
 
 
 def find(records: str, rec: str) -> int:
-    """The index of ``rec`` as a whole record of ``records``, or -1. (Hot paths try
-    ``records.find(rec)`` first and call this only when that lands inside a record.)"""
+    """The index of ``rec`` as a whole record of ``records``, or -1. (Hot paths test
+    ``rec in records`` first and call this only then: most records are not there.)"""
     i = records.find(rec)
     while i > 0 and i % WIDTH:
         i = records.find(rec, i + 1)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from .._regex import lazy_pattern
 from .chain import WIDTH
 from .volatile import NUMBER_START, is_now, near_now, normalize_error, volatile_gist
 
@@ -50,8 +51,8 @@ __all__ = [
     "word_gist",
 ]
 
-_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
-_DIGIT = re.compile(r"\d")
+_TOKEN = lazy_pattern(r"\w+|[^\w\s]", re.UNICODE)
+_DIGIT = lazy_pattern(r"\d")
 
 
 def content_gist(body: str) -> str:
@@ -93,7 +94,7 @@ def digest(data: Any) -> str | None:
 
 # -- the content words of a decision --------------------------------------------------------
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = lazy_pattern(r"\w+", re.UNICODE)
 _FILLER = (  # words that say nothing about what was decided
     "a an and are as at be been but by can could did do does for from had has have i i'll "
     "i'm in is it its it's just let let's me my need now of ok okay on or our should so "
@@ -101,7 +102,7 @@ _FILLER = (  # words that say nothing about what was decided
     "think maybe probably first next still also"
 )
 _STOPWORDS = frozenset(_FILLER.split())
-_RANDOM_ID = re.compile(r"[0-9a-f]{8,}")
+_RANDOM_ID = lazy_pattern(r"[0-9a-f]{8,}")
 _CACHE_WORDS = 16384
 _CACHE_TEXTS = 1024
 _texts: dict[str, Gist] = {}  # text (up to 512 characters) -> its gist
@@ -217,7 +218,7 @@ QUOTED_DIGIT = frozenset(f'"{d}' for d in "0123456789")
 def is_acknowledgement(preview: Any) -> bool:
     """Whether a tool result only acknowledges (None, true, "ok", {"status": "logged"}):
     short and without a number, it brings no information."""
-    text = str(preview)
+    text = preview if type(preview) is str else str(preview)  # (str() is a call)
     return len(text) <= 24 and _DIGIT.search(text) is None
 
 
@@ -245,7 +246,7 @@ def bookkeeping(data: Any, last: float | None, now: float) -> tuple[bool, float 
 
 # -- tools that wait ------------------------------------------------------------------------
 
-_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_NAME_WORD = lazy_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _WAIT_FIRST = frozenset({"wait", "await"})  # wait_for_job, WaitUntilReady
 _WAIT_ANYWHERE = frozenset({"sleep", "backoff"})  # time.sleep, exponential_backoff
 _WAIT_ALONE = frozenset({"delay", "pause", "idle", "throttle", "wait", "sleep"})

@@ -198,7 +198,7 @@ class LoopGuard:
         """An event this runtime committed: operations, calls, tokens and spend."""
         kind, payload, now = event.kind, event.payload, event.time
         self.operations[kind] += 1
-        self.passes.committed(event.seq)
+        self.passes.committed(event)
         if kind in ("tool_call", "llm_call"):
             self.totals[kind + "s"] += 1
             self.capped_calls += kind == "tool_call"

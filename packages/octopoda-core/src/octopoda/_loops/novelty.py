@@ -53,10 +53,10 @@ from .paraphrase import (
 from .payloads import (
     PASS_KINDS,
     WRITE_KINDS,
+    DecisionPayload,
+    PassPayload,
     ToolCallPayload,
     WriteEntry,
-    decision_of,
-    pass_of,
 )
 from .ping_pong import PingPongDetector
 from .recall_write import RecallWriteDetector
@@ -80,6 +80,11 @@ NOT_ACTIONS = frozenset(
 )
 """Event kinds that are bookkeeping, not actions of the agent: not counted."""
 
+_RECENT_VALUES = 6 * WIDTH  # (a key's last 6 values; a run's last 8 results)
+_RECENT_RESULTS = 8 * WIDTH
+_BOOKKEEPING_START = NUMBER_START | {'"'}
+"""How the JSON text of a value that can be bookkeeping starts (one set lookup rules out
+the others: objects, lists, most strings)."""
 _NO_VALUES = repeat(SimpleNamespace(data=None))
 """The values of writes replayed from the store (which keeps their digests only)."""
 _Touched = tuple[str, KeyStream, str, WriteEntry, str, bool]
@@ -177,7 +182,8 @@ class NoveltyTracker:
         rewrites: list[_Rewrite] | None = None
         novel = False
         ws = event.writes  # (the values, in the order of the entries; none in a replay)
-        for entry, w in zip(writes, ws or _NO_VALUES, strict=False):
+        # (no strict=: a keyword costs zip an argument parse, ~800 instructions)
+        for entry, w in zip(writes, ws or _NO_VALUES):  # noqa: B905
             namespace = entry.get("namespace")
             name = entry["key"]
             stream = name if namespace is None else f"{namespace}\x00{name}"
@@ -193,10 +199,9 @@ class NoveltyTracker:
                 raw, rec = rec, value_gist(data, time)[0]  # their volatile parts)
                 key.renewed, key.raw = raw != key.raw, raw
             recent = key.recent
-            at = recent.find(rec)
-            if at > 0 and at % WIDTH:
-                at = find(recent, rec)
-            new = at < 0  # (a value the key did not have in its last 6 writes)
+            # (a value the key did not have in its last 6 writes; ``in`` first: str.find
+            # parses its arguments, and most values are new)
+            new = rec not in recent or find(recent, rec) < 0
             if (  # (a rewrite with nothing new since, or a key not yet checked: rare)
                 new
                 and (not key.checked or monitor.novelty == key.novelty)
@@ -209,7 +214,11 @@ class NoveltyTracker:
             touched.append((stream, key, rec, entry, recent, new))
         if novel and ws:  # (bookkeeping? only numbers and quoted times can be)
             d = ws[0].data
-            if len(ws) > 1 or (type(d) is str and (d[:1] in NUMBER_START or d[:2] in QUOTED_DIGIT)):
+            if len(ws) > 1 or (
+                type(d) is str
+                and d[:1] in _BOOKKEEPING_START
+                and (d[:1] in NUMBER_START or d[:2] in QUOTED_DIGIT)
+            ):
                 novel = self._learned(touched, ws, time)
         before = monitor.before = monitor.novelty
         monitor.event_novel = novel
@@ -232,9 +241,9 @@ class NoveltyTracker:
         shared writes."""
         osc, churn = self.oscillation, self.recall_write
         ref = (event.seq, kind)
-        for stream, key, rec, entry, recent, _ in touched:
+        for stream, key, rec, entry, recent, new in touched:
             same = before == key.novelty  # (nothing new since the key's last write)
-            key.recent = (recent if len(recent) < 6 * WIDTH else recent[WIDTH:]) + rec
+            key.recent = (recent if len(recent) < _RECENT_VALUES else recent[WIDTH:]) + rec
             if osc is not None:
                 osc.observe_write(stream, key, rec, ref, time)
             key.novelty, key.time = novelty, time
@@ -242,8 +251,13 @@ class NoveltyTracker:
                 continue
             if kind != "remember" and kind != "shared_write":  # a forget, restore or import
                 churn.observe_other_write(stream, key)
-            elif key.read is not None or key.churns is not None or recent.endswith(rec):
-                # (recall-write: a read pending, a churn going on, or the last value again)
+            elif (
+                key.read is not None
+                or key.churns is not None
+                or (
+                    not new and recent.endswith(rec)  # (a new value is not the last one)
+                )
+            ):  # (recall-write: a read pending, a churn going on, or the last value again)
                 renewed = key.masked and key.renewed  # (only volatile parts changed)
                 churn.observe_write(stream, key, rec, entry, event, recent, same, renewed)
         if rewrites is not None and self.reflection is not None:
@@ -337,7 +351,8 @@ class NoveltyTracker:
         if failed:
             outcome = "e" + p["error_sha256"]
         else:
-            result = str(p.get("result_gist") or p.get("result_sha256"))
+            found = p.get("result_gist") or p.get("result_sha256")
+            result = found if type(found) is str else str(found)  # (str() is a call too)
             outcome = "r" + result
         run = self.runs.get((name, args))
         if run is None:
@@ -349,16 +364,16 @@ class NoveltyTracker:
         if not failed:
             rec = result[:WIDTH]
             results = run.results
-            at = results.find(rec)
-            if at > 0 and at % WIDTH:
-                at = find(results, rec)
-            if at < 0:  # a result this call had not returned lately (not in other words?)
+            # (a result this call had not returned lately, not in other words?)
+            if rec not in results or find(results, rec) < 0:
                 preview = p.get("result_preview", "")
                 restated = self._restated_result(run, preview, outcome) if " " in preview else None
                 if restated is not None:
                     outcome = restated
                 else:
-                    run.results = (results if len(results) < 8 * WIDTH else results[WIDTH:]) + rec
+                    run.results = (
+                        results if len(results) < _RECENT_RESULTS else results[WIDTH:]
+                    ) + rec
                     novel = not is_acknowledgement(preview)
                     if not novel and not results:
                         novel = True  # new arguments, acknowledged: minor progress
@@ -489,21 +504,24 @@ class NoveltyTracker:
         if kind == "decision":
             self._observe_decision(event)
         elif kind in PASS_KINDS and self.ping_pong is not None:
-            self.ping_pong.observe_pass(event, pass_of(event))
+            passed: PassPayload = event.payload  # type: ignore[assignment]  # (pass_of)
+            self.ping_pong.observe_pass(event, passed)
         return event
 
     def _observe_decision(self, event: Event) -> None:
         """A decision: one word gist for oscillation and reflection (which adds the
         reasoning's words)."""
-        p = decision_of(event)
+        p: DecisionPayload = event.payload  # type: ignore[assignment]  # (decision_of)
         context = p.get("context")
         subject = str(context.get("subject", "")) if isinstance(context, dict) else ""
-        text = str(p.get("decision", ""))
+        found = p.get("decision", "")
+        text = found if type(found) is str else str(found)  # (str() is a call)
         gist = word_gist(text)
+        ref = (event.seq, "decision", subject or "decision", text[:80])  # (both detectors')
         if self.oscillation is not None:
-            self.oscillation.observe_decision(event, subject, text, gist)
+            self.oscillation.observe_decision(event, subject, text, gist, ref)
         if self.reflection is not None:
             reasoning = p.get("reasoning")
             if isinstance(reasoning, str):
                 gist = word_gist(f"{text} {reasoning}")
-            self.reflection.observe_decision(event, subject, text, gist)
+            self.reflection.observe_decision(event, subject, gist, ref)

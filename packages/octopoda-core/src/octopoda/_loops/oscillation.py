@@ -24,6 +24,7 @@ from .streams import ACTIONS, CallRun, KeyStream, WriteRef
 __all__ = ["OscillationDetector"]
 
 _RING = 24  # the states (and their events) a stream keeps
+_RING_CHARS = _RING * WIDTH
 
 
 def _extend(s: KeyStream, rec: str) -> int:
@@ -31,10 +32,8 @@ def _extend(s: KeyStream, rec: str) -> int:
     the chain before, or -1. (A state that does not continue the chain starts a new one:
     ``s.chain = rec``.)"""
     chain = s.chain
-    at = chain.find(rec)
-    if at > 0 and at % WIDTH:
-        at = find(chain, rec)
-    s.chain = (chain if len(chain) < _RING * WIDTH else chain[WIDTH:]) + rec
+    at = find(chain, rec) if rec in chain else -1
+    s.chain = (chain if len(chain) < _RING_CHARS else chain[WIDTH:]) + rec
     return at
 
 
@@ -114,7 +113,7 @@ class OscillationDetector(Detector):
         s = self._calls
         rec = run.tag + outcome[1:7]
         refs = s.refs
-        refs.append((event.seq, event.kind, run.name, run.preview))
+        refs.append((event.seq, "tool_call", run.name, run.preview))
         if len(refs) > _RING:
             del refs[0]
         if monitor.before == s.novelty and time - s.time <= self.window_seconds:
@@ -139,10 +138,11 @@ class OscillationDetector(Detector):
         ):
             self.judge(ACTIONS, s, time, self.max_action_period)
 
-    def observe_decision(self, event: Event, subject: str, text: str, gist: Gist) -> None:
-        """A decision on ``subject`` saying ``text`` (whose word gist is ``gist``): a state
-        of the subject's chain, as a value is of a key's."""
-        ref = (event.seq, "decision", subject or "decision", text[:80])
+    def observe_decision(
+        self, event: Event, subject: str, text: str, gist: Gist, ref: RefTuple
+    ) -> None:
+        """A decision on ``subject`` saying ``text`` (whose word gist is ``gist``; ``ref``
+        names it): a state of the subject's chain, as a value is of a key's."""
         rec = self._decision_state(subject, text, gist)
         stream = f"decision\x01{subject}"
         s = self._subjects.get(stream)

@@ -33,6 +33,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from .._regex import lazy_pattern
 from .chain import Bounded
 from .gists import _STOPWORDS, word_gist
 
@@ -55,20 +56,20 @@ much of the text); a preview this long that ends with "..." was cut."""
 VALUE_CHARS = 1024
 """Memory values up to this long are compared as paraphrases."""
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = lazy_pattern(r"\w+", re.UNICODE)
 _STRIP = ".,;:!?()[]{}<>\"'`*\u201c\u201d\u2018\u2019"
-_LIST_MARKER = re.compile(r"\(?\d{1,2}[.)]|[-*•]")
-_RANDOM_HEX = re.compile(r"[0-9a-f]{8,}")
-_CAMEL = re.compile(r"[a-z][A-Z]")
-_DOTTED = re.compile(r"\w[./:@#]\w")
+_LIST_MARKER = lazy_pattern(r"\(?\d{1,2}[.)]|[-*•]")
+_RANDOM_HEX = lazy_pattern(r"[0-9a-f]{8,}")
+_CAMEL = lazy_pattern(r"[a-z][A-Z]")
+_DOTTED = lazy_pattern(r"\w[./:@#]\w")
 _NUMBER_WORDS = frozenset(
     {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"}
     | {"twelve", "twenty", "hundred", "thousand", "million", "second", "third", "fourth"}
     | {"fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
 )
 _SENTENCE_END = tuple(".!?:;")
-_CODE = re.compile(r"[=+*<>|&^~`{}\[\]\\]")  # (a text with any of these: code or a formula)
-_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_CODE = lazy_pattern(r"[=+*<>|&^~`{}\[\]\\]")  # (a text with any of these: code or a formula)
+_TOKEN = lazy_pattern(r"\w+|[^\w\s]", re.UNICODE)
 _CACHE = 4096
 
 
@@ -248,7 +249,7 @@ def same_statement(a: Statement, b: Statement, threshold: float) -> bool:
     return a.shape == b.shape and paraphrases(a.text, b.text, threshold)
 
 
-_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"?')
+_STRING = lazy_pattern(r'"((?:[^"\\]|\\.)*)"?')
 
 
 def thought_text(preview: str) -> str:

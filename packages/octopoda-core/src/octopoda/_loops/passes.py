@@ -12,7 +12,7 @@ from .._records import Event
 from .._store import MessageRow, stored_sha256
 from .gists import content_gist, informative
 from .paraphrase import PREVIEW_CHARS
-from .payloads import pass_of, tool_call_of
+from .payloads import PassPayload, tool_call_of
 from .ping_pong import Pass
 
 if TYPE_CHECKING:
@@ -78,10 +78,22 @@ class PassLog:
         self._own_through = -1  # the agent's own passes up to this seq are known
         self._gists: dict[str, str] = {}  # message body digest -> content gist
 
-    def committed(self, seq: int) -> None:
-        """This runtime committed the agent's event ``seq`` (the guard says so)."""
+    def committed(self, event: Event) -> None:
+        """This runtime committed the agent's ``event`` (the guard says so). A pass to
+        another agent committed here that the detectors did not see (detection switched
+        off for it: bench 7 does) is the next message id on SQLite, as one seen: it needs
+        no read (a read of the messages to this agent would not find it either)."""
+        seq = event.seq
         first, last = self._run
         self._run = (first, seq) if seq == last + 1 else (seq, seq)
+        if seq > self._own_through and (event.kind == "handoff" or event.kind == "message_sent"):
+            p = event.payload
+            if (
+                p.get("message_id") == self._last_id + 1
+                and self._in_order
+                and p.get("to") != self.agent
+            ):
+                self._last_id += 1
 
     def of_run(self, run_id: str | None) -> Callable[[Event], Sequence[Pass]]:
         """``passes`` as run ``run_id``'s ping-pong reads them: its own and the unscoped."""
@@ -100,7 +112,7 @@ class PassLog:
         first, last = self._run
         own = self._own_through
         seq = event.seq
-        p = pass_of(event)
+        p: PassPayload = event.payload  # type: ignore[assignment]  # (pass_of: every pass)
         message_id = p.get("message_id")
         if own < 0 or seq <= own or (own + 1 < seq and not (first <= own + 1 and last == seq - 1)):
             # the first pass; a seq again (its first commit failed); or another runtime

@@ -80,13 +80,14 @@ class ReflectionDetector(Detector):
         the same (the novelty tracker reads it for rewrites)."""
         self._subjects: Bounded[_Said] = Bounded(256)
 
-    def observe_decision(self, event: Event, subject: str, text: str, gist: Gist) -> None:
-        """A decision on ``subject`` saying ``text``; ``gist`` is the word gist of it with
-        its reasoning."""
+    def observe_decision(self, event: Event, subject: str, gist: Gist, ref: RefTuple) -> None:
+        """A decision on ``subject`` (``ref`` names it); ``gist`` is the word gist of it
+        with its reasoning."""
         stream = "decisions " + subject
         said = self._chain(stream, event.time)
-        ref = (event.seq, "decision", subject or "decision", text[:80])
-        similar = [r for g, r in said.said if gist.similarity(g) >= self.similarity]
+        similar = (  # (a new chain is empty: no comprehension, which is a call, then)
+            [r for g, r in said.said if gist.similarity(g) >= self.similarity] if said.said else []
+        )
         said.said.append((gist, ref))
         if len(similar) + 1 >= self.min_repeats:
             self._judge(

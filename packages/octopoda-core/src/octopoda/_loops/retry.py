@@ -103,11 +103,14 @@ class RetryDetector(Detector):
                 run.failures = [event.seq]
             elif run.failures:
                 run.failures = []
+            judge = self._first_threshold <= 1  # (a chain of one call, at most one failure)
         else:
             self._continue(event, p, run, failed, outcome)
+            threshold = self._first_threshold
+            judge = len(run.calls) >= threshold or len(run.failures) >= threshold
         if failed:
             run.learned = monitor.novelty - monitor.minor
-        if len(run.calls) >= self._first_threshold or len(run.failures) >= self._first_threshold:
+        if judge:
             self._judge(run, p, failed, time)
 
     def _continue(

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any
 
+from .._regex import lazy_pattern
 from .chain import WIDTH
 
 __all__ = [
@@ -42,9 +43,9 @@ __all__ = [
 NUMBER_START = frozenset("-0123456789")
 """How the JSON text of a number starts."""
 
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_UUID_HINT = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")  # (a fast prefilter)
-_MASK = re.compile(r"0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\w*\d\w*")
+_UUID = lazy_pattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID_HINT = lazy_pattern(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")  # (a fast prefilter)
+_MASK = lazy_pattern(r"0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\w*\d\w*")
 _MAX_CHARS = 16384
 
 # -- metadata by key name ---------------------------------------------------------------------
@@ -128,12 +129,12 @@ _VOLATILE_ARGS = _Lazy(_ARGUMENT_NOISE)
 # -- volatile words in text -------------------------------------------------------------------
 
 _UNITS = r"(?:ms|s|sec|secs|seconds|min|mins|minutes)\b"
-_ELAPSED = re.compile(  # "1 failed in 0.41s", "took 812 ms" (after a space)
+_ELAPSED = lazy_pattern(  # "1 failed in 0.41s", "took 812 ms" (after a space)
     rf" (?:in|took|after|elapsed:?|[Tt]ime:) *~?\d+(?:\.\d+)? ?{_UNITS}"
 )
-_TIME_LINE = re.compile(rf"(?:\\n|^)Time: *~?\d+(?:\.\d+)? ?{_UNITS}")  # jest: "\nTime: 1.2 s"
-_ELAPSED_PAREN = re.compile(r"\(\d+(?:\.\d+)? ?m?s\)")  # mocha's "(12ms)"
-_TEXT_ID = re.compile(  # "request id: req_ZkQpWm", "X-Request-Id=abc-def-ghi"
+_TIME_LINE = lazy_pattern(rf"(?:\\n|^)Time: *~?\d+(?:\.\d+)? ?{_UNITS}")  # jest: "\nTime: 1.2 s"
+_ELAPSED_PAREN = lazy_pattern(r"\(\d+(?:\.\d+)? ?m?s\)")  # mocha's "(12ms)"
+_TEXT_ID = lazy_pattern(  # "request id: req_ZkQpWm", "X-Request-Id=abc-def-ghi"
     r"(?i)(?:request|req|trace|correlation)[ _-]?id\b(?:\\?[\"'])?\W{0,3}[A-Za-z0-9][\w-]{5,}"
 )
 
@@ -256,8 +257,10 @@ def normalize_error(text: str, args: Any = None) -> str:
 
 # -- memory values ----------------------------------------------------------------------------
 
-_EPOCH = re.compile(r"(?<![\w.])1\d{9}(?:\d{3})?(?:\.\d+)?(?![\w.])")
-_ISO_IN_TEXT = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?")
+_EPOCH = lazy_pattern(r"(?<![\w.])1\d{9}(?:\d{3})?(?:\.\d+)?(?![\w.])")
+_ISO_IN_TEXT = lazy_pattern(
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
+)
 _NOW_SECONDS = 120.0
 
 
@@ -328,7 +331,9 @@ def near_now(number: float, now: float) -> bool:
     return abs(number - now) <= _NOW_SECONDS or abs(number / 1000 - now) <= _NOW_SECONDS
 
 
-_ISO_TIME = re.compile(r'"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)"')
+_ISO_TIME = lazy_pattern(
+    r'"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)"'
+)
 
 
 def is_now(data: str, now: float) -> bool:

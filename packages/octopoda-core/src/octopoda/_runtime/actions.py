@@ -6,7 +6,6 @@ in ``octopoda._loops``."""
 
 import hashlib
 import json
-import re
 import time
 from collections import deque
 from typing import Any, Final, NamedTuple
@@ -17,6 +16,7 @@ from .._loops import LoopEventRef, LoopSignal, LoopStatus
 from .._loops.gists import content_gist, normalize_error, volatile_gist
 from .._loops.policy import non_negative
 from .._records import Event
+from .._regex import lazy_pattern
 from .._store import SendMessage
 from .base import RuntimeBase, checked_call_id, checked_run_id
 
@@ -25,7 +25,7 @@ __all__ = ["ActionsMixin", "Stats", "digest_preview", "reason_of"]
 PREVIEW_CHARS: Final = 120
 
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_ADDRESS = lazy_pattern(r" at 0x[0-9a-fA-F]+")
 
 
 def _digest_text(value: Any) -> tuple[str, str]:

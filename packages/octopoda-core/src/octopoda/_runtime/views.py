@@ -11,13 +11,14 @@ from typing import Any, NamedTuple
 
 from .._loops.gists import name_other_things
 from .._records import MemoryItem, RecallResult
+from .._regex import lazy_pattern
 from .._store import Store, StoredRow
 from .._store.rows import decode_stored
 from .._values import validate_key, validate_tags
 
 __all__ = ["Decision", "MemoryDiff", "MemoryView", "RecentDecisions"]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = lazy_pattern(r"\w+", re.UNICODE)
 
 
 def _shingles(text: str) -> set[str]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
+
+from .._regex import lazy_pattern
 
 __all__ = [
     "bm25",
@@ -26,8 +27,8 @@ __all__ = [
     "tokenize",
 ]
 
-_WORD: Final = re.compile(r"\w+")
-_TERM: Final = re.compile(r"[^\W_]+")  # letters and digits: a full-text index's words
+_WORD: Final = lazy_pattern(r"\w+")
+_TERM: Final = lazy_pattern(r"[^\W_]+")  # letters and digits: a full-text index's words
 K1: Final = 1.2
 B: Final = 0.75
 MAX_TERMS: Final = 32  # query words past this many are ignored (a pasted page is no query)
