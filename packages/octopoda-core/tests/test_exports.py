@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import importlib
 import importlib.metadata
+import importlib.util
 import inspect
 import json
 import os
@@ -54,14 +55,24 @@ MOVED = [
 _HINT_NAMES = {"timedelta": datetime.timedelta, "Path": pathlib.Path}
 
 
+# Private packages that need an extra, and the module of that extra: walked only when it is
+# installed (the command line needs click, the MCP server mcp, the HTTP server fastapi).
+_EXTRA_PACKAGES = {"_cli": "click", "_mcp": "mcp", "_server": "fastapi"}
+
+
 def _library_modules() -> list[types.ModuleType]:
-    """octopoda's private modules and packages, except the command line (which needs
-    click)."""
+    """octopoda's private modules and packages, those of an extra when it is installed."""
+    skipped = {
+        package
+        for package, needs in _EXTRA_PACKAGES.items()
+        if importlib.util.find_spec(needs) is None
+    }
     names = [
         m.name
         for m in pkgutil.walk_packages(octopoda.__path__, "octopoda.")
         if m.name.split(".")[1].startswith("_")
-        and not m.name.split(".")[1].startswith(("_cli", "__"))
+        and not m.name.split(".")[1].startswith("__")
+        and m.name.split(".")[1] not in skipped
     ]
     return [importlib.import_module(name) for name in sorted(names)]
 
