@@ -3,13 +3,14 @@
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Final, NamedTuple
 
 from .._errors import AuditChainBroken, DamagedRow, StorageError
 
 __all__ = [
     "AgentRow",
+    "AuditedRows",
     "ConflictRow",
     "MessageRow",
     "RunActivityRow",
@@ -262,3 +263,13 @@ class RunActivityRow(NamedTuple):
     last_seq: int
     status: str
     status_reason: str | None
+
+
+class AuditedRows(NamedTuple):
+    """An agent's audited side rows as stored (columns unchecked: they may be damaged)."""
+
+    snapshots: list[SnapshotRow]
+    conflicts: list[ConflictRow]
+    spaces: list[SpaceRow]
+    runs: list[RunRow]
+    messages: Iterator[MessageRow]  # sent or received, by id, read lazily

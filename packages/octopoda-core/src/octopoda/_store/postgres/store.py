@@ -30,6 +30,7 @@ from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, OctopodaError, SchemaTooNew, StorageError
 from ..._records import Event
+from ..audited_reads import AuditedReads, AuditedSql
 from ..ops import MemoryWrite, Op
 from ..reads import SqlReads
 from ..run_reads import RunReads
@@ -60,7 +61,7 @@ _SEARCH_PATH_HINT: Final = "give Octopoda its own database or schema (?options=-
 _inherited: list[Any] = []
 
 
-class PostgresStore(SqlReads, RunReads, SearchReads):
+class PostgresStore(SqlReads, RunReads, SearchReads, AuditedReads):
     """A store in a PostgreSQL database, shared by any number of processes and hosts.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:5432/dbname?sslmode=...``);
@@ -79,6 +80,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads):
 
     _reads = q.READS
     _run_sql = q.RUN_READS
+    _audited_sql = AuditedSql(q.READS.dialect)
     _search_sql = q.SEARCH
 
     def __init__(

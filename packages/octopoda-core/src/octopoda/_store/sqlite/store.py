@@ -25,6 +25,7 @@ from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, DamagedRow, StorageError, UndecodableText
 from ..._records import Event
+from ..audited_reads import AuditedReads, AuditedSql
 from ..ops import (
     CreateSpace,
     EraseKey,
@@ -67,7 +68,7 @@ _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_dele
 _CHECKPOINT_WAIT_MS: Final = 100
 
 
-class SqliteStore(SqlReads, RunReads, SearchReads):
+class SqliteStore(SqlReads, RunReads, SearchReads, AuditedReads):
     """The embedded store: one SQLite file (or ``":memory:"``).
 
     ``durability="normal"`` (default) makes a returned write survive a process crash
@@ -80,6 +81,7 @@ class SqliteStore(SqlReads, RunReads, SearchReads):
 
     _reads = q.READS
     _run_sql = q.RUN_READS
+    _audited_sql = AuditedSql(q.READS.dialect)
     _search_sql = q.SEARCH
 
     def __init__(
