@@ -32,11 +32,8 @@ from .._store import (
     agent_namespace,
 )
 from .._store.config import open_store
-from .._values import (
-    validate_agent_id,
-    validate_limit,
-    validate_seconds,
-)
+from .._values import max_value_bytes as value_limit
+from .._values import validate_agent_id, validate_limit, validate_seconds
 from .pipeline import Pipeline, Processor
 from .views import RecentDecisions
 
@@ -135,8 +132,10 @@ class RuntimeBase:
         processors: Iterable[Processor] = (),
         policy: LoopPolicy | None = None,
         clock: Callable[[], float] | None = None,
+        max_value_bytes: int | None = None,
     ) -> None:
         self._agent_id = validate_agent_id(agent_id)
+        self._max_value_bytes = value_limit(max_value_bytes)
         self._store = open_store(store, durability=durability)
         self._ns = agent_namespace(self._agent_id)
         self._clock = clock or time.time

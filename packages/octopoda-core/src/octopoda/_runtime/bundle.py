@@ -33,7 +33,7 @@ from typing import Any, Final
 from .._errors import InvalidBundle, OctopodaError
 from .._store import MemoryWrite, StoredRow
 from .._store.rows import decode_stored
-from .._values import encode_value, validate_key, validate_tags
+from .._values import DEFAULT_MAX_VALUE_BYTES, encode_value, validate_key, validate_tags
 
 __all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "build_bundle", "read_bundle"]
 
@@ -88,7 +88,9 @@ def _number(value: Any, where: str, *, optional: bool = False) -> float | None:
     return float(value)
 
 
-def _import_version(namespace: str, key: str, item: Any, where: str) -> MemoryWrite | None:
+def _import_version(
+    namespace: str, key: str, item: Any, where: str, limit: int
+) -> MemoryWrite | None:
     if not isinstance(item, dict):
         raise InvalidBundle(f"{where} must be an object, got {type(item).__name__}")
     encoding = item.get("encoding")
@@ -113,7 +115,7 @@ def _import_version(namespace: str, key: str, item: Any, where: str) -> MemoryWr
             f"{where}.encoding is {encoding!r}; expected json, bytes, tombstone or erased"
         )
     try:
-        encoded = encode_value(value)
+        encoded = encode_value(value, limit, "the value")
         tags = validate_tags(item.get("tags") or ())
     except OctopodaError as exc:
         raise InvalidBundle(f"{where}: {exc}") from None
@@ -131,7 +133,7 @@ def _import_version(namespace: str, key: str, item: Any, where: str) -> MemoryWr
 
 
 def read_bundle(
-    bundle: Any, namespace: str
+    bundle: Any, namespace: str, limit: int = DEFAULT_MAX_VALUE_BYTES
 ) -> tuple[str | None, list[tuple[str, list[MemoryWrite]]]]:
     """Validate a whole bundle before anything is written; return its source agent and the
     writes per key."""
@@ -174,7 +176,8 @@ def read_bundle(
         writes = [
             w
             for j, item in enumerate(entry["versions"])
-            if (w := _import_version(namespace, key, item, f"{where}.versions[{j}]")) is not None
+            if (w := _import_version(namespace, key, item, f"{where}.versions[{j}]", limit))
+            is not None
         ]
         out.append((key, writes))
     source = bundle.get("agent")

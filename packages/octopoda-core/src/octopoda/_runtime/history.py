@@ -147,7 +147,7 @@ class HistoryMixin(RuntimeBase):
             raise InvalidInput(
                 f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
             )
-        source, per_key = read_bundle(bundle, self._ns)
+        source, per_key = read_bundle(bundle, self._ns, self._max_value_bytes)
         skipped: list[str] = []
 
         def plan(now: float) -> tuple[str, dict[str, Any], list[MemoryWrite]] | None:

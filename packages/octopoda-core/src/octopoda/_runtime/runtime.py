@@ -30,6 +30,9 @@ class AgentRuntime(
     ``processors`` run on every event of this agent before it is chained and stored.
     ``policy`` (a :class:`~octopoda.LoopPolicy`) turns loop detection into intervention;
     by default loops are detected and logged only.
+    ``max_value_bytes``: the largest value (or message body) a write takes, in bytes of its
+    JSON text or raw bytes; default ``$OCTOPODA_MAX_VALUE_BYTES``, else 256 MiB; at most
+    512 MiB.
     """
 
     def __enter__(self) -> AgentRuntime:
