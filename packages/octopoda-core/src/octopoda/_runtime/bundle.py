@@ -19,7 +19,8 @@ Format (``format_version`` 1)::
     }
 
 Versions are listed oldest first. Erased versions are exported as ``"encoding": "erased"``
-without a value.
+without a value. :func:`write_bundle` writes the same bundle to a file one version at a
+time (one memory per line), so an export never holds more than a version in memory.
 """
 
 from __future__ import annotations
@@ -28,14 +29,14 @@ import binascii
 import json
 import math
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from .._errors import InvalidBundle, OctopodaError
 from .._store import MemoryWrite, StoredRow
 from .._store.rows import decode_stored
 from .._values import DEFAULT_MAX_VALUE_BYTES, encode_value, validate_key, validate_tags
 
-__all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "build_bundle", "read_bundle"]
+__all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "build_bundle", "read_bundle", "write_bundle"]
 
 BUNDLE_FORMAT: Final = "octopoda.memories"
 BUNDLE_VERSION: Final = 1
@@ -78,6 +79,37 @@ def build_bundle(
         "octopoda_version": version,
         "memories": memories,
     }
+
+
+_dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def write_bundle(
+    agent: str, rows: Iterable[StoredRow], out: TextIO, *, exported_at: float, version: str
+) -> tuple[int, int]:
+    """:func:`build_bundle`'s bundle written to ``out`` as it is read, one version at a
+    time; the number of keys and of versions written."""
+    head = {
+        "format": BUNDLE_FORMAT,
+        "format_version": BUNDLE_VERSION,
+        "agent": agent,
+        "exported_at": exported_at,
+        "octopoda_version": version,
+    }
+    out.write(_dump(head)[:-1] + ',"memories":[')
+    key: str | None = None
+    keys = versions = 0
+    for row in rows:
+        if row.key != key:
+            opening = "]},\n" if keys else "\n"
+            out.write(opening + '{"key":' + _dump(row.key) + ',"versions":[')
+            key, keys = row.key, keys + 1
+        else:
+            out.write(",")
+        out.write(_dump(_export_version(row)))
+        versions += 1
+    out.write("]}\n]}\n" if keys else "]}\n")
+    return keys, versions
 
 
 def _number(value: Any, where: str, *, optional: bool = False) -> float | None:

@@ -151,9 +151,7 @@ class MemoryMixin(RuntimeBase):
         key = validate_key(key)
         limit = checked_limit(limit)
         now = self._now()
-        rows = self._store.history(self._ns, key)
-        if limit is not None:
-            rows = rows[:limit]
+        rows = self._store.history(self._ns, key, limit)  # the limit is the statement's
         return [self._version(row, now) for row in rows]
 
     def _version(self, row: StoredRow, now: float) -> MemoryVersion:

@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 CHUNK: Final = 5000  # rows per statement when a read iterates a whole table
+VALUE_BUDGET: Final = 8 * 2**20  # bytes of values one statement of such a read returns
 
 AGENT_COLS: Final = "id, created_at, status, head_seq, head_hash, last_active, status_reason"
 CONFLICT_COLS: Final = (
@@ -145,6 +146,10 @@ class ReadSql:
         self.all_versions = q(
             f"SELECT {cols} FROM memories WHERE namespace = ? AND (key, version) > (?, ?)"
             " ORDER BY key, version LIMIT ?"
+        )
+        self.version_sizes = q(
+            f"SELECT key, version, {dialect.value_size} FROM memories WHERE namespace = ?"
+            " AND (key, version) > (?, ?) ORDER BY key, version LIMIT ?"
         )
         self.value_bytes = q(
             f"SELECT COALESCE(SUM({dialect.value_size}), 0) FROM memories WHERE namespace = ?"
@@ -313,6 +318,21 @@ class ReadSql:
         return f"{sql} ORDER BY id{page}", params + page_params
 
 
+def value_batches(sizes: Sequence[Any], budget: int = VALUE_BUDGET) -> Iterator[int]:
+    """How many of the next rows (of value ``sizes``, in order) to read per statement: as
+    many as fit in ``budget`` bytes, at least one."""
+    count = total = 0
+    for size in sizes:
+        size = size if type(size) is int else 0
+        if count and total + size > budget:
+            yield count
+            count = total = 0
+        count += 1
+        total += size
+    if count:
+        yield count
+
+
 def damaged_event(agent: str, seq: Any, why: str) -> AuditChainBroken:
     """The error for an event row that cannot be read back (changed outside Octopoda)."""
     return AuditChainBroken(
@@ -471,14 +491,24 @@ class SqlReads:
         return [self._reads.row(r) for r in self._fetchall(sql, params)]
 
     def all_versions(self, namespace: str) -> Iterator[StoredRow]:
+        """Every version, by key then version, in statements of at most ``VALUE_BUDGET``
+        bytes of values (one row when a value is larger): the sizes of the next ``CHUNK``
+        rows are read first, so memory stays bounded however large the values are."""
+        reads = self._reads
         after: tuple[str, int] = ("", 0)
         while True:
-            chunk = self._fetchall(self._reads.all_versions, (namespace, *after, CHUNK))
-            for r in chunk:
-                yield self._reads.row(r)
-            if len(chunk) < CHUNK:
+            sizes = self._fetchall(reads.version_sizes, (namespace, *after, CHUNK))
+            more = len(sizes) == CHUNK
+            for count in value_batches([s for _, _, s in sizes]):
+                chunk = self._fetchall(reads.all_versions, (namespace, *after, count))
+                if not chunk:
+                    return
+                after = (chunk[-1][0], chunk[-1][1])
+                for r in chunk:
+                    yield reads.row(r)
+                del chunk  # (before the next statement: one batch in memory at a time)
+            if not more:
                 return
-            after = (chunk[-1][0], chunk[-1][1])
 
     def events(
         self,
