@@ -54,6 +54,7 @@ def test_a_retry_that_succeeds_prints_no_driver_warning(
 def test_other_pools_keep_their_warnings(postgres_url: str) -> None:
     """Only Octopoda's store calls and pool threads are quieted."""
     import octopoda._store.postgres.driver  # noqa: F401 - installs the filter
+
     record = logging.LogRecord("psycopg.pool", logging.WARNING, __file__, 1, "x", (), None)
     record.threadName = "MainThread"
     logger = logging.getLogger("psycopg.pool")
