@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._audit.trail import AuditTrail
 from .._errors import AuditChainBroken, InvalidInput, StorageError, VersionConflict
+from .._log import warn as _warn
 from .._loops import LoopGuard, LoopPolicy, LoopSignal, describe, describe_outage
 from .._loops.guard import Tripped
 from .._loops.runs import RunState
@@ -50,14 +51,6 @@ __all__ = [
     "optional_seconds",
     "required_seconds",
 ]
-
-
-def _warn(message: str, *args: object) -> None:
-    """A warning on the ``octopoda`` logger (logging is imported on the first one: it costs
-    a fifth of this package's import time and most runtimes never warn)."""
-    import logging
-
-    logging.getLogger("octopoda").warning(message, *args)
 
 
 MAX_ID_CHARS = 512

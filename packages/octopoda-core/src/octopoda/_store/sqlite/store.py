@@ -24,6 +24,7 @@ from typing import Any, Final
 from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, DamagedRow, StorageError, UndecodableText
+from ..._log import warn as _warn
 from ..._records import Event
 from ..audited_reads import AuditedReads, AuditedSql
 from ..ops import (
@@ -56,12 +57,6 @@ from . import search_index
 from .connection import DRIVER_ERRORS, connect, storage_error
 
 __all__ = ["SqliteStore"]
-
-
-def _warn(message: str, *args: object) -> None:
-    import logging  # (on the first warning: most stores never warn)
-
-    logging.getLogger("octopoda").warning(message, *args)
 
 
 _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reports
