@@ -15,12 +15,11 @@ planner's types, so SQLite (statement by statement) and PostgreSQL (pipelined in
 trip) read them alike.
 """
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
 from .._audit.signing import SignedHead
-from .._errors import AuditChainBroken, InvalidInput
+from .._errors import InvalidInput
 from .._records import Event
 from .planner import CommitReads, ConflictState, SpaceRule
 from .rows import (
@@ -31,6 +30,7 @@ from .rows import (
     SpaceRow,
     StoredRow,
     agent_row,
+    event_of,
     members_of,
     snapshot_row,
 )
@@ -331,45 +331,6 @@ def value_batches(sizes: Sequence[Any], budget: int = VALUE_BUDGET) -> Iterator[
         total += size
     if count:
         yield count
-
-
-def damaged_event(agent: str, seq: Any, why: str) -> AuditChainBroken:
-    """The error for an event row that cannot be read back (changed outside Octopoda)."""
-    return AuditChainBroken(
-        f"event seq {seq} of agent {agent!r} is damaged: {why}. The store was changed outside"
-        " Octopoda; `agent.audit.verify()` (or `octopoda audit verify`) reports the first bad"
-        " seq; restore the store from a backup to write to this agent again"
-    )
-
-
-def _payload(r: tuple[Any, ...]) -> dict[str, Any]:
-    if type(r[1]) is not int or type(r[3]) is not str or type(r[2]) not in (int, float):
-        raise damaged_event(r[0], r[1], "its seq, time or kind is not of its type")
-    text = r[4]
-    if type(text) is not str:
-        raise damaged_event(r[0], r[1], f"its payload is stored as {type(text).__name__}")
-    try:
-        payload = json.loads(text)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise damaged_event(r[0], r[1], f"its payload is not valid JSON ({exc})") from None
-    if type(payload) is not dict:
-        raise damaged_event(r[0], r[1], "its payload is not a JSON object")
-    return payload
-
-
-def event_of(r: tuple[Any, ...]) -> Event:
-    """An events row (:data:`EVENT_COLS`) as an :class:`Event`; :class:`AuditChainBroken`
-    (naming the seq) when its payload cannot be read back."""
-    return Event(
-        agent=r[0],
-        seq=r[1],
-        time=r[2],
-        kind=r[3],
-        payload=_payload(r),
-        prev_hash=r[5],
-        hash=r[6],
-        payload_text=r[4],
-    )
 
 
 # -- a commit's preconditions ----------------------------------------------------------------
