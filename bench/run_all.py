@@ -3,7 +3,7 @@
     python bench/run_all.py [--quick] [--json PATH] [--only NAME,...] [--no-predecessor]
 
 (``nox -s bench -- --quick`` passes the flags through.) Benchmarks: remember, recall,
-scale, multiproc, import, predecessor, loops, audit, postgres, search; see
+scale, multiproc, import, predecessor, loops, audit, postgres, search, stream; see
 bench/README.md. Exit
 status 1 if a target is missed (except with ``--quick``, a smoke run whose small samples
 prove little) or a benchmark crashed.
@@ -33,6 +33,7 @@ from bench_multiproc import bench_multiproc
 from bench_predecessor import bench_predecessor
 from bench_scale import bench_scale
 from bench_search import bench_search
+from bench_stream import bench_stream
 from postgres_bench import bench_postgres
 
 import octopoda
@@ -48,6 +49,7 @@ NAMES = [
     "audit",
     "postgres",
     "search",
+    "stream",
 ]
 
 
@@ -141,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             "audit": lambda: bench_audit(cfg),
             "postgres": lambda: bench_postgres(cfg),
             "search": lambda: bench_search(cfg),
+            "stream": lambda: bench_stream(cfg),
         }
         for name in only:
             t0 = time.perf_counter()

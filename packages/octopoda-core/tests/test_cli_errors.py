@@ -127,3 +127,36 @@ def test_cli_commands_on_postgresql(postgres_clean_url: str) -> None:
         json.loads(result.stdout)
     error = json_error(run("memory", "get", "--store", url, "-a", "ghost", "k", "--json"))
     assert error["type"] == "NotFound"
+
+
+def test_doctor_on_postgresql(postgres_databases: Any) -> None:
+    url = postgres_databases()  # a database of its own: doctor must not create the store
+    empty = run("doctor", "--store", url, "--json")
+    assert empty.exit_code == 0, empty.output
+    store = json.loads(empty.stdout)["store"]
+    assert (store["exists"], store["url"], store["source"]) == (False, url, "--store")
+    assert "no (it is created on the first write)" in run("doctor", "--store", url).stdout
+    assert run("doctor", "--store", url, "--json").exit_code == 0  # still nothing created
+    assert json.loads(run("doctor", "--store", url, "--json").stdout)["store"]["exists"] is False
+    assert run("memory", "put", "--store", url, "-a", "bot", "k", "1").exit_code == 0
+    report = json.loads(run("doctor", "--store", url, "--json").stdout)
+    store = report["store"]
+    assert report["ok"] and report["problems"] == []
+    assert (store["backend"], store["agents"], store["integrity_check"]) == (
+        "postgresql",
+        1,
+        ["ok"],
+    )
+    assert store["schema_version"] == len(store["migrations"]) >= 6
+    text = run("doctor", "--store", url).stdout
+    assert f"{url} (from --store)" in text
+    integrity = [line.split() for line in text.splitlines() if "integrity" in line]
+    assert integrity == [["integrity", "ok"]]
+
+
+def test_doctor_on_an_unreachable_postgresql_server() -> None:
+    url = "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2"
+    result = run("doctor", "--store", url, "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert not report["ok"] and report["problems"] and "Traceback" not in result.output

@@ -8,7 +8,9 @@ a report or an ``OctopodaError``, never a raw exception.
 * random byte flips anywhere in the file (hypothesis): opening the store and the same calls
   never raise anything else.
 
-One store with every table filled is written once; each case works on a copy of it.
+One store with every table filled is written once; each case works on a copy of it. On
+PostgreSQL (no file to flip), every column of every table is set to values of its own type
+that Octopoda never writes there.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from octopoda._store.sqlite.schema import MIGRATIONS
 AGENTS = ("bot", "peer")
 
 
-def _fill(path: Path) -> None:
-    with SqliteStore(path) as store:
+def _fill(path: Any, opener: Callable[[Any], Any] = SqliteStore) -> None:
+    with opener(path) as store:
         bot = AgentRuntime("bot", store=store, policy=LoopPolicy(spend_cap_usd=50.0))
         peer = AgentRuntime("peer", store=store)
         bot.remember("user", "Alice", tags=["profile"])
@@ -92,15 +94,15 @@ def _calls(agent: AgentRuntime) -> list[tuple[str, Callable[[], Any]]]:
     ]
 
 
-def raw_exceptions(path: Path) -> Iterator[str]:
-    """Open the store at ``path`` and make every call of one agent (the other is opened
-    and verified); what each raised that is not an ``OctopodaError``."""
+def raw_exceptions(path: Any, opener: Callable[[Any], Any] = SqliteStore) -> Iterator[str]:
+    """Open the store at ``path`` (with ``opener``) and make every call of one agent (the
+    other is opened and verified); what each raised that is not an ``OctopodaError``."""
     try:
-        store = SqliteStore(path)
+        store = opener(path)
     except OctopodaError:
         return
     except Exception as exc:
-        yield f"SqliteStore(): {type(exc).__name__}: {exc}"
+        yield f"opening the store: {type(exc).__name__}: {exc}"
         return
     try:
         for name in AGENTS:
@@ -227,4 +229,88 @@ def test_random_byte_flips_never_raise_a_raw_exception(
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     failures = list(raw_exceptions(path))
+    assert failures == [], "\n".join(failures[:20])
+
+
+# -- every column of every table, on PostgreSQL ------------------------------------------------
+
+PG_VALUES: dict[str, list[Any]] = {  # per data type: values the column takes but must not hold
+    "text": ["x", "", "[1]"],
+    "bigint": [-1, 2**62],
+    "integer": [-1, 2**30],
+    "double precision": [-1.5, 1e300],
+    "jsonb": ['"x"', "[1]", "{}"],
+    "bytea": [b"\xff\x00"],
+    "boolean": [True, False],
+    "tsvector": [""],
+}
+
+
+def _pg_columns(url: str) -> list[tuple[str, str, str, bool]]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return [
+            (t, c, d, n == "YES")
+            for t, c, d, n in conn.execute(
+                "SELECT table_name, column_name, data_type, is_nullable"
+                " FROM information_schema.columns WHERE table_schema = current_schema()"
+                " AND table_name <> 'schema_migrations' ORDER BY table_name, ordinal_position"
+            )
+        ]
+
+
+def _pg_refill(url: str) -> None:
+    import psycopg
+
+    from octopoda._store.postgres.schema import TABLES
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY")
+    _fill(url, _pg_store)
+
+
+def _pg_store(url: str) -> Any:
+    from octopoda.store import PostgresStore
+
+    return PostgresStore(url, min_size=0, max_size=2)
+
+
+def test_tampering_any_column_on_postgresql_never_raises_a_raw_exception(
+    postgres_clean_url: str,
+) -> None:
+    """Each column of each table set to one value of its type that Octopoda would never
+    write there (the values cycle per type; NULL where the schema allows it), on a freshly
+    filled store: verify and every public call answer or raise an OctopodaError. One column
+    of every table per round (a round: a refilled store, then every call)."""
+    import psycopg
+
+    url = postgres_clean_url
+    _pg_store(url).close()  # the tables
+    by_table: dict[str, list[tuple[str, Any]]] = {}
+    picks: dict[str, int] = {}
+    for table, column, data_type, nullable in _pg_columns(url):
+        values = PG_VALUES.get(data_type, ["x"])
+        n = picks[data_type] = picks.get(data_type, -1) + 1
+        value = None if nullable and n % 3 == 2 else values[n % len(values)]
+        by_table.setdefault(table, []).append((column, value))
+    failures: list[str] = []
+    for round_ in range(max(len(columns) for columns in by_table.values())):
+        _pg_refill(url)
+        changed = []
+        with psycopg.connect(url, autocommit=True) as conn:
+            for table, columns in by_table.items():
+                if round_ >= len(columns):
+                    continue
+                column, value = columns[round_]
+                try:
+                    conn.execute(
+                        f"UPDATE {table} SET {column} = %s"
+                        f" WHERE ctid = (SELECT ctid FROM {table} LIMIT 1)",
+                        (value,),
+                    )
+                except psycopg.Error:  # a constraint refuses it: nothing to read back
+                    continue
+                changed.append(f"{table}.{column}={value!r}")
+        failures += [f"{changed}: {f}" for f in raw_exceptions(url, _pg_store)]
     assert failures == [], "\n".join(failures[:20])

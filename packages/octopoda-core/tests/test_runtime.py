@@ -38,7 +38,7 @@ from octopoda import (
     VersionRecord,
 )
 from octopoda._store.config import open_store
-from octopoda._values import MAX_AGENT_ID_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_BYTES
+from octopoda._values import MAX_AGENT_ID_LENGTH, MAX_KEY_LENGTH
 
 T0 = 1_700_000_000.0
 DAY = 86_400.0
@@ -300,8 +300,6 @@ INVALID_VALUES = [
     pytest.param({"k": ["ok", "x\udfffy"]}, "surrogate", id="nested-lone-surrogate"),
     pytest.param({"\udc00": 1}, "surrogate", id="lone-surrogate-dict-key"),
     pytest.param(10**5000, "digits", id="int-too-many-digits"),
-    pytest.param(bytes(MAX_VALUE_BYTES + 1), "limit", id="bytes-over-limit"),
-    pytest.param("x" * MAX_VALUE_BYTES, "limit", id="str-over-limit"),
 ]
 
 
@@ -322,13 +320,6 @@ def test_unstorable_value_on_a_new_agent_creates_no_agent(mem: AgentRuntime) -> 
         mem.remember("k", object())
     assert mem.store.agent(mem.agent_id) is None
     assert events(mem) == []
-
-
-def test_value_exactly_at_the_size_limit_is_stored(mem: AgentRuntime) -> None:
-    blob = bytes(range(256)) * (MAX_VALUE_BYTES // 256)
-    assert len(blob) == MAX_VALUE_BYTES
-    mem.remember("blob", blob)
-    assert mem.recall("blob").value == blob
 
 
 # -- keys ---------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from octopoda._values import (
     MAX_AGENT_ID_LENGTH,
     MAX_KEY_LENGTH,
     MAX_TAGS,
-    MAX_VALUE_BYTES,
     decode_value,
     encode_value,
     validate_agent_id,
@@ -89,20 +88,27 @@ def test_refusal_message_names_problem_and_place(value: Any, words: list[str]) -
         assert word in message
 
 
-def test_size_limit_counts_stored_utf8_bytes() -> None:
-    at_limit = "x" * (MAX_VALUE_BYTES - 2)  # plus two quotes
-    assert encode_value(at_limit).size == MAX_VALUE_BYTES
-    with pytest.raises(InvalidValue, match=str(MAX_VALUE_BYTES)):
-        encode_value(at_limit + "x")
+@pytest.mark.parametrize("limit", [100, 9 * 2**20])  # small; large (hashed in chunks)
+def test_size_limit_counts_stored_utf8_bytes(limit: int) -> None:
+    at_limit = "x" * (limit - 2)  # plus two quotes
+    encoded = encode_value(at_limit, limit)
+    assert encoded.size == limit
+    assert encoded.sha256 == hashlib.sha256(f'"{at_limit}"'.encode()).hexdigest()
+    with pytest.raises(InvalidValue, match=f"{limit + 1:,} bytes; the limit is {limit:,}"):
+        encode_value(at_limit + "x", limit)
     # half as many characters, but two bytes each in UTF-8
-    with pytest.raises(InvalidValue, match="limit"):
-        encode_value("é" * (MAX_VALUE_BYTES // 2))
+    with pytest.raises(InvalidValue, match=f"is {limit + 2:,} bytes"):
+        encode_value("é" * (limit // 2), limit)
+    wide = "é" * (limit // 2 - 1)  # exactly at the limit, quotes included
+    assert encode_value(wide, limit).sha256 == hashlib.sha256(f'"{wide}"'.encode()).hexdigest()
 
 
 def test_size_limit_for_bytes() -> None:
-    assert encode_value(bytes(MAX_VALUE_BYTES)).size == MAX_VALUE_BYTES
+    assert encode_value(bytes(1000), 1000).size == 1000
     with pytest.raises(InvalidValue, match="limit"):
-        encode_value(bytes(MAX_VALUE_BYTES + 1))
+        encode_value(bytes(1001), 1000)
+    with pytest.raises(InvalidValue, match="limit"):
+        encode_value(memoryview(bytes(1001)), 1000)
 
 
 # -- keys, agent ids, tags ----------------------------------------------------------------------

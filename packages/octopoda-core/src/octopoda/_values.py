@@ -18,14 +18,15 @@ from json import encoder as _json_encoder
 from json.encoder import encode_basestring
 from typing import Any, Final
 
-from ._errors import InvalidAgentId, InvalidInput, InvalidKey, InvalidValue
+from ._errors import ConfigError, InvalidAgentId, InvalidInput, InvalidKey, InvalidValue
 
 __all__ = [
+    "DEFAULT_MAX_VALUE_BYTES",
     "MAX_AGENT_ID_LENGTH",
     "MAX_DEPTH",
     "MAX_KEY_LENGTH",
     "MAX_REASON_LENGTH",
-    "MAX_VALUE_BYTES",
+    "MAX_VALUE_BYTES_CEILING",
     "EncodedValue",
     "check_depth",
     "decode_value",
@@ -43,7 +44,15 @@ __all__ = [
 
 MAX_KEY_LENGTH: Final = 1024
 MAX_AGENT_ID_LENGTH: Final = 256
-MAX_VALUE_BYTES: Final = 16 * 1024 * 1024
+DEFAULT_MAX_VALUE_BYTES: Final = 256 * 1024 * 1024
+"""The largest stored value by default (its JSON text in UTF-8, or its bytes): 256 MiB, far
+above what agents send (graph states, images, files). ``AgentRuntime(max_value_bytes=)`` or
+``OCTOPODA_MAX_VALUE_BYTES`` changes it, up to :data:`MAX_VALUE_BYTES_CEILING`."""
+MAX_VALUE_BYTES_CEILING: Final = 512 * 1024 * 1024
+"""The largest limit a store can hold safely: SQLite refuses a cell over 1,000,000,000 bytes
+and PostgreSQL a field over 1 GiB, and a write holds the value about twice (the object and
+its encoded text) while it is bound."""
+VALUE_LIMIT_ENV: Final = "OCTOPODA_MAX_VALUE_BYTES"
 MAX_TAGS: Final = 64
 MAX_TAG_LENGTH: Final = 256
 MAX_REASON_LENGTH: Final = 4096
@@ -315,10 +324,52 @@ def _str_keys(value: Any) -> bool:
 _SCALAR_TYPES: Final = frozenset(_SCALARS)
 
 
-def encode_value(value: Any) -> EncodedValue:
-    """Encode a value for storage; raise :class:`InvalidValue` if it cannot round-trip."""
+def max_value_bytes(limit: Any = None) -> int:
+    """The value size limit: ``limit`` when given, else ``OCTOPODA_MAX_VALUE_BYTES``, else
+    :data:`DEFAULT_MAX_VALUE_BYTES`; :class:`InvalidInput` (:class:`ConfigError` for the
+    environment variable) when it is not an int in 1..:data:`MAX_VALUE_BYTES_CEILING`."""
+    source = "max_value_bytes"
+    if limit is None:
+        import os
+
+        text = os.environ.get(VALUE_LIMIT_ENV)
+        if not text:
+            return DEFAULT_MAX_VALUE_BYTES
+        source = VALUE_LIMIT_ENV
+        try:
+            limit = int(text.replace("_", ""))
+        except ValueError:
+            raise ConfigError(
+                f"{VALUE_LIMIT_ENV} must be a number of bytes, not {text!r:.40}"
+            ) from None
+    if type(limit) is not int or not 1 <= limit <= MAX_VALUE_BYTES_CEILING:
+        error = ConfigError if source == VALUE_LIMIT_ENV else InvalidInput
+        raise error(
+            f"{source} must be an int from 1 to {MAX_VALUE_BYTES_CEILING:,} (bytes), not"
+            f" {limit!r:.40}"
+        )
+    return limit
+
+
+def _too_large(what: str, size: int, limit: int) -> InvalidValue:
+    return InvalidValue(
+        f"{what} is {size:,} bytes; the limit is {limit:,} bytes (max_value_bytes). Raise it"
+        f" with AgentRuntime(..., max_value_bytes=N) or {VALUE_LIMIT_ENV}=N (up to"
+        f" {MAX_VALUE_BYTES_CEILING:,}), or store the blob elsewhere and remember a reference"
+        " to it"
+    )
+
+
+def encode_value(
+    value: Any, limit: int = DEFAULT_MAX_VALUE_BYTES, what: str = "value"
+) -> EncodedValue:
+    """Encode a value for storage; raise :class:`InvalidValue` if it cannot round-trip or
+    is over ``limit`` bytes (``what``: how the message names it, e.g. "the value of 'k'")."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
+        size = value.nbytes if isinstance(value, memoryview) else len(value)
+        if size > limit:  # before copying it
+            raise _too_large(what, size, limit)
+        data = value if type(value) is bytes else bytes(value)
         encoding = "bytes"
         raw = data
     else:
@@ -341,23 +392,43 @@ def encode_value(value: Any) -> EncodedValue:
         except (TypeError, ValueError) as exc:
             raise InvalidValue(f"value cannot be stored as JSON: {exc}") from None
         check_depth(value, text, "value")
-        if not text.isascii():
+        if len(text) <= _CHUNK:
             try:
                 raw = text.encode("utf-8")
             except UnicodeEncodeError:
                 raise InvalidValue(
                     "value contains a lone surrogate; it is not valid Unicode"
                 ) from None
-        else:
-            raw = text.encode("ascii")
+        else:  # large: measured and hashed in chunks, never copied whole
+            return EncodedValue("json", text, _utf8_digest(text, limit, what)[1])
         data = text  # type: ignore[assignment]
         encoding = "json"
-    if len(raw) > MAX_VALUE_BYTES:
-        raise InvalidValue(
-            f"value is {len(raw)} bytes; the limit is {MAX_VALUE_BYTES}. Store large blobs "
-            "elsewhere and remember a reference to them."
-        )
+    if len(raw) > limit:
+        raise _too_large(what, len(raw), limit)
     return EncodedValue(encoding, data, hashlib.sha256(raw).hexdigest())
+
+
+_CHUNK: Final = 1 << 22  # characters of a large value's text encoded at a time
+
+
+def _utf8_digest(text: str, limit: int, what: str) -> tuple[int, str]:
+    """The UTF-8 size and SHA-256 of a large text, encoded a chunk at a time (the value is
+    not held twice); :class:`InvalidValue` when over ``limit`` or not valid Unicode."""
+    if text.isascii() and len(text) > limit:
+        raise _too_large(what, len(text), limit)
+    sha = hashlib.sha256()
+    size = 0
+    for start in range(0, len(text), _CHUNK):
+        try:
+            chunk = text[start : start + _CHUNK].encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidValue("value contains a lone surrogate; it is not valid Unicode") from None
+        size += len(chunk)
+        if size <= limit:
+            sha.update(chunk)
+    if size > limit:
+        raise _too_large(what, size, limit)
+    return size, sha.hexdigest()
 
 
 def decode_value(encoding: str, data: Any) -> Any:

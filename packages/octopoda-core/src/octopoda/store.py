@@ -7,7 +7,7 @@ or a store object. It is for writing (or testing) a backend:
   ``octopoda.testing.StoreConformance`` the suite every backend passes);
 * the rows reads return (:class:`StoredRow`, :class:`AgentRow`, :class:`SnapshotRow`,
   :class:`SpaceRow`, :class:`ConflictRow`, :class:`MessageRow`, :class:`RunRow`,
-  :class:`RunActivityRow`) and the writes and operations a commit carries
+  :class:`RunActivityRow`, :class:`AuditedRows`) and the writes and operations a commit carries
   (:class:`MemoryWrite`, :data:`Op`: :class:`CreateSpace`, :class:`ResolveConflict`,
   :class:`SendMessage`, :class:`MarkRead`, :class:`EraseKey`, :class:`SetRunStatus`);
 * the commit planner, so that a backend never re-derives the rules of a write: read what
@@ -50,6 +50,7 @@ from ._store.planner import (
 from ._store.protocol import Store
 from ._store.rows import (
     AgentRow,
+    AuditedRows,
     ConflictRow,
     MessageRow,
     RunActivityRow,
@@ -83,6 +84,7 @@ del TYPE_CHECKING
 
 __all__ = [
     "AgentRow",
+    "AuditedRows",
     "CommitPlan",
     "CommitReads",
     "ConflictRow",

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 import traceback
 from typing import Any
+
+from _barrier import wait_for_go  # (beside this script)
 
 import octopoda
 
@@ -23,13 +24,7 @@ import octopoda
 def main() -> int:
     store, agent_id, space, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     agent = octopoda.AgentRuntime(agent_id, store=store)
-    print("ready", flush=True)
-    line = sys.stdin.readline().split()
-    if not line or line[0] != "go":
-        raise SystemExit(f"expected 'go <time>' on stdin, got {line!r}")
-    start = float(line[1])
-    while time.time() < start:
-        pass
+    wait_for_go(spin=True)
     won: list[list[Any]] = []
     conflicts = 0
     error = None

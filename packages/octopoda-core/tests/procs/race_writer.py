@@ -24,17 +24,9 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
+from _barrier import wait_for_go  # (beside this script)
+
 import octopoda
-
-
-def wait_for_go() -> None:
-    print("ready", flush=True)
-    line = sys.stdin.readline().split()
-    if not line or line[0] != "go":
-        raise SystemExit(f"expected 'go <time>' on stdin, got {line!r}")
-    start = float(line[1])
-    while (left := start - time.time()) > 0:
-        time.sleep(min(left, 0.001))
 
 
 def writes(index: int, config: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:

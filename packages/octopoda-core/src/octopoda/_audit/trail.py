@@ -29,11 +29,12 @@ from json.encoder import encode_basestring
 from typing import Any, Final, NamedTuple
 
 from .._canonical import canonical_text, format_number
-from .._errors import AuditChainBroken, DamagedRow, InvalidBundle, InvalidInput
+from .._errors import AuditChainBroken, DamagedRow, InvalidBundle, InvalidInput, OctopodaError
 from .._store import Store, StoredRow, agent_namespace, stored_sha256
 from .._values import MAX_DEPTH, check_depth
 from .._version import __version__
 from .chain import GENESIS_HASH, chain_hasher
+from .side import SIDE_KINDS, SideLedger
 from .signing import SignedHead, public_key_hex, sign, signature_valid
 
 __all__ = ["AuditTrail", "ChainHead", "VerifyReport", "verify_audit_bundle"]
@@ -59,6 +60,7 @@ class VerifyReport(NamedTuple):
     first_bad_seq: int | None = None
     reason: str | None = None
     memories_checked: int = 0
+    side_rows_checked: int = 0  # rows outside memory (messages, snapshots, ...) compared
 
     def __bool__(self) -> bool:
         return self.ok
@@ -124,11 +126,11 @@ class _Walk:
     def walk_rows(
         self,
         rows: Iterable[tuple[Any, ...]],
-        collect: Callable[[int, float, str], bool] | None = None,
+        collect: Callable[[int, float, str, str], bool] | None = None,
     ) -> None:
         """``step`` over raw chain rows ``(seq, time, kind, payload_text, prev, hash)``
         in one tight loop (verifying 100,000s of events is mostly this loop): a row that does
-        not link cleanly goes through ``step``, which records why. ``collect(seq, time,
+        not link cleanly goes through ``step``, which records why. ``collect(seq, time, kind,
         payload_text)`` sees every verified row; it returns False (having recorded why) to
         stop at a row it cannot read."""
         try:
@@ -139,7 +141,7 @@ class _Walk:
     def _walk_rows(
         self,
         rows: Iterable[tuple[Any, ...]],
-        collect: Callable[[int, float, str], bool] | None,
+        collect: Callable[[int, float, str, str], bool] | None,
     ) -> None:
         sha256 = hashlib.sha256
         agent_json = encode_basestring(self.agent)
@@ -166,7 +168,7 @@ class _Walk:
                     break
                 if wanted and seq in wanted:
                     seen[seq] = h
-                if collect is not None and not collect(seq, time, text):
+                if collect is not None and not collect(seq, time, kind, text):
                     return  # (collect recorded why)
                 prev, prev_bytes, expect = h, digest, seq + 1
             else:
@@ -204,10 +206,19 @@ class _Walk:
             if self.bad is not None:
                 return
 
-    def report(self, head: ChainHead, memories_checked: int = 0) -> VerifyReport:
+    def report(
+        self, head: ChainHead, memories_checked: int = 0, side_rows_checked: int = 0
+    ) -> VerifyReport:
         seq, reason = self.bad if self.bad is not None else (None, None)
         return VerifyReport(
-            self.agent, self.bad is None, self.seq, head, seq, reason, memories_checked
+            self.agent,
+            self.bad is None,
+            self.seq,
+            head,
+            seq,
+            reason,
+            memories_checked,
+            side_rows_checked,
         )
 
 
@@ -306,14 +317,18 @@ class AuditTrail:
         recorded: dict[tuple[str, int], tuple[int, float, dict[str, Any]]] = {}
         elsewhere: list[tuple[int, float, dict[str, Any]]] = []
         erasures: dict[tuple[str, int], int] = {}
+        side = SideLedger(self._agent)
+        side_kinds = SIDE_KINDS
 
-        def collect(seq: int, time: float, payload_text: str) -> bool:
+        def collect(seq: int, time: float, kind: str, payload_text: str) -> bool:
             try:
                 payload = _loads(payload_text)
                 if type(payload) is not dict:
                     return walk.fail(seq, "the event's payload is not a JSON object")
                 _note_writes(payload, seq, time, recorded, elsewhere)
                 _note_erasures(payload, seq, erasures)
+                if kind in side_kinds or "conflict_id" in payload_text:
+                    side.note(seq, time, kind, payload)
             except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
                 return walk.fail(seq, "the event's payload is not a valid Octopoda payload")
             return True
@@ -321,16 +336,33 @@ class AuditTrail:
         walk.walk_rows(self._store.chain_rows(self._agent), collect if check_memories else None)
         head = self._stored_head(walk)
         walk.finish(head)
-        checked_rows = 0
+        checked_rows = side_rows = 0
         try:
             if check_memories and walk.bad is None:
                 checked_rows = self._check_memories(walk, recorded, erasures)
             if check_memories and walk.bad is None:
                 checked_rows += self._check_elsewhere(walk, elsewhere)
+            if check_memories and walk.bad is None:
+                side_rows = self._check_side(walk, side)
         except DamagedRow as exc:  # a row whose columns cannot be read back
             reason = f"memory {exc.key!r} v{exc.version} differs from its audited write: {exc.why}"
             walk.fail(exc.seq if type(exc.seq) is int else 0, reason)
-        return walk.report(head or ChainHead(walk.seq, walk.prev), checked_rows)
+        return walk.report(head or ChainHead(walk.seq, walk.prev), checked_rows, side_rows)
+
+    def _check_side(self, walk: _Walk, side: SideLedger) -> int:
+        """The rows outside memory against what the events say (``octopoda._audit.side``):
+        the number of rows compared."""
+        try:
+            problem, checked = side.check(self._store, self._store.agent(self._agent))
+        except OctopodaError as exc:  # a side row the store cannot read back
+            walk.fail(walk.seq, f"a row outside memory cannot be read: {exc}")
+            return 0
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
+            walk.fail(walk.seq, "a row outside memory is not of its types")
+            return 0
+        if problem is not None:
+            walk.fail(*problem)
+        return checked
 
     def _stored_head(self, walk: _Walk) -> ChainHead | None:
         """The stored head, for ``walk.finish``; a missing or damaged one fails the walk

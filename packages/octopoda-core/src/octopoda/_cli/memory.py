@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 
 import click
 
-from .._errors import ConfigError, InvalidBundle, InvalidValue, NotFound
+from .._errors import ConfigError, InvalidBundle, InvalidInput, InvalidValue, NotFound
 from .._runtime.runtime import AgentRuntime
 from .._search.embedders import embedder_from_env, resolve_embedder
 from .._values import validate_reason
@@ -403,17 +403,14 @@ def export_command(state: CliState, agent: str, file: str, as_json: bool) -> Non
     The bundle goes to FILE, or to stdout when FILE is - or left out. Read it back with
     `octopoda import`.
     """
-    bundle = state.runtime(agent).export_memories()
-    text = to_json(bundle) + "\n"
-    if file == "-":
-        click.echo(text, nl=False)
+    runtime = state.runtime(agent)
+    if file == "-":  # streamed: one version in memory at a time
+        runtime.export_memories_to(sys.stdout)
         return
     try:
-        Path(file).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {file}: {exc.strerror or exc}") from None
-    memories = bundle["memories"]
-    keys, versions = len(memories), sum(len(m["versions"]) for m in memories)
+        keys, versions = runtime.export_memories_to(Path(file))
+    except InvalidInput as exc:
+        raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(to_json({"agent": agent, "file": file, "keys": keys, "versions": versions}))
     else:

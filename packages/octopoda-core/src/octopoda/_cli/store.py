@@ -10,7 +10,8 @@ from typing import Any, Final
 
 import click
 
-from .._errors import OctopodaError
+from .._errors import ConfigError, OctopodaError
+from .._store.config import is_postgres_url
 from .._store.sqlite.store import SqliteStore
 from .._version import __version__
 from .options import (
@@ -82,8 +83,44 @@ def _extras() -> dict[str, dict[str, Any]]:
     }
 
 
+def _postgres_store_exists(url: str) -> tuple[bool, str]:
+    """Whether the PostgreSQL store exists yet (found without creating it), and its URL
+    without a password."""
+    try:
+        from .._store.postgres.store import redact_url, store_exists
+    except ImportError:
+        raise ConfigError(
+            "a postgresql:// store needs the postgres extra: pip install 'octopoda-core[postgres]'"
+        ) from None
+    return store_exists(url), redact_url(url)
+
+
+def _postgres_report(state: CliState, spec: str) -> tuple[dict[str, Any], list[str]]:
+    """What doctor says about a PostgreSQL store, and the problems found."""
+    source = "--store" if state.store is not None else "OCTOPODA_DATABASE_URL"
+    report: dict[str, Any] = {"source": source, "path": None, "exists": True}
+    try:
+        report["exists"], report["url"] = _postgres_store_exists(spec)
+        if not report["exists"]:  # not a problem: the tables are created on the first write
+            return report, []
+        store = state.open_store()
+        report.update(store.info())
+        report["agents"] = len(store.agents())
+        report["integrity_check"] = store.integrity_check()
+    except OctopodaError as exc:
+        report["error"] = str(exc)
+        return report, [str(exc)]
+    if report["integrity_check"] != ["ok"]:
+        found = "; ".join(report["integrity_check"][:5])
+        return report, [f"the PostgreSQL store is not sound: {found}"]
+    return report, []
+
+
 def _store_report(state: CliState) -> tuple[dict[str, Any], list[str]]:
     """What doctor says about the store, and the problems found."""
+    spec = state.store if state.store is not None else os.environ.get("OCTOPODA_DATABASE_URL")
+    if spec and is_postgres_url(spec):
+        return _postgres_report(state, spec)
     try:
         where = locate_store(state.store)
     except OctopodaError as exc:
@@ -112,7 +149,8 @@ def _store_report(state: CliState) -> tuple[dict[str, Any], list[str]]:
 def _doctor_text(report: dict[str, Any]) -> str:
     store = report["store"]
     rows = [[name, report[name]] for name in ("octopoda", "python", "sqlite")]
-    rows.append(["store", f"{store.get('path', '-')} ({describe_source(store['source'])})"])
+    place = store.get("path") or store.get("url", "-")
+    rows.append(["store", f"{place} ({describe_source(store['source'])})"])
     if "error" in store:
         rows.append(["  error", store["error"]])
     elif not store["exists"]:
@@ -122,8 +160,18 @@ def _doctor_text(report: dict[str, Any]) -> str:
         rows += [
             ["  url", store["url"]],
             ["  schema", f"version {store['schema_version']} (migrations: {migrations})"],
-            ["  journal mode", store["journal_mode"]],
-            ["  durability", store["durability"]],
+        ]
+        if store["backend"] == "postgresql":
+            rows += [
+                ["  server", store["server_version"]],
+                ["  database", f"{store['database']} (schema {store['schema']})"],
+            ]
+        else:
+            rows += [
+                ["  journal mode", store["journal_mode"]],
+                ["  durability", store["durability"]],
+            ]
+        rows += [
             ["  size", f"{store['size_bytes']} bytes"],
             ["  agents", str(store["agents"])],
             ["  integrity", "; ".join(store["integrity_check"][:5])],

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._audit.trail import AuditTrail
 from .._errors import AuditChainBroken, InvalidInput, StorageError, VersionConflict
+from .._log import warn as _warn
 from .._loops import LoopGuard, LoopPolicy, LoopSignal, describe, describe_outage
 from .._loops.guard import Tripped
 from .._loops.runs import RunState
@@ -33,11 +34,8 @@ from .._store import (
     agent_namespace,
 )
 from .._store.config import open_store
-from .._values import (
-    validate_agent_id,
-    validate_limit,
-    validate_seconds,
-)
+from .._values import max_value_bytes as value_limit
+from .._values import validate_agent_id, validate_limit, validate_seconds
 from .pipeline import Pipeline, Processor
 from .views import RecentDecisions
 
@@ -54,14 +52,6 @@ __all__ = [
     "optional_seconds",
     "required_seconds",
 ]
-
-
-def _warn(message: str, *args: object) -> None:
-    """A warning on the ``octopoda`` logger (logging is imported on the first one: it costs
-    a fifth of this package's import time and most runtimes never warn)."""
-    import logging
-
-    logging.getLogger("octopoda").warning(message, *args)
 
 
 MAX_ID_CHARS = 512
@@ -137,8 +127,10 @@ class RuntimeBase:
         policy: LoopPolicy | None = None,
         clock: Callable[[], float] | None = None,
         embedder: Any = None,
+        max_value_bytes: int | None = None,
     ) -> None:
         self._agent_id = validate_agent_id(agent_id)
+        self._max_value_bytes = value_limit(max_value_bytes)
         self._store = open_store(store, durability=durability)
         # None: OCTOPODA_EMBEDDER, if set; "" or False: none (lexical search only)
         self._embedder: Embedder | None = (

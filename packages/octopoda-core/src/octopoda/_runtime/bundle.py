@@ -19,7 +19,8 @@ Format (``format_version`` 1)::
     }
 
 Versions are listed oldest first. Erased versions are exported as ``"encoding": "erased"``
-without a value.
+without a value. :func:`write_bundle` writes the same bundle to a file one version at a
+time (one memory per line), so an export never holds more than a version in memory.
 """
 
 from __future__ import annotations
@@ -28,14 +29,21 @@ import binascii
 import json
 import math
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from .._errors import InvalidBundle, OctopodaError
 from .._store import MemoryWrite, StoredRow
 from .._store.rows import decode_stored
-from .._values import encode_value, validate_key, validate_tags
+from .._values import DEFAULT_MAX_VALUE_BYTES, encode_value, validate_key, validate_tags
 
-__all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "build_bundle", "bundle_digest", "read_bundle"]
+__all__ = [
+    "BUNDLE_FORMAT",
+    "BUNDLE_VERSION",
+    "build_bundle",
+    "bundle_digest",
+    "read_bundle",
+    "write_bundle",
+]
 
 BUNDLE_FORMAT: Final = "octopoda.memories"
 BUNDLE_VERSION: Final = 1
@@ -80,6 +88,37 @@ def build_bundle(
     }
 
 
+_dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def write_bundle(
+    agent: str, rows: Iterable[StoredRow], out: TextIO, *, exported_at: float, version: str
+) -> tuple[int, int]:
+    """:func:`build_bundle`'s bundle written to ``out`` as it is read, one version at a
+    time; the number of keys and of versions written."""
+    head = {
+        "format": BUNDLE_FORMAT,
+        "format_version": BUNDLE_VERSION,
+        "agent": agent,
+        "exported_at": exported_at,
+        "octopoda_version": version,
+    }
+    out.write(_dump(head)[:-1] + ',"memories":[')
+    key: str | None = None
+    keys = versions = 0
+    for row in rows:
+        if row.key != key:
+            opening = "]},\n" if keys else "\n"
+            out.write(opening + '{"key":' + _dump(row.key) + ',"versions":[')
+            key, keys = row.key, keys + 1
+        else:
+            out.write(",")
+        out.write(_dump(_export_version(row)))
+        versions += 1
+    out.write("]}\n]}\n" if keys else "]}\n")
+    return keys, versions
+
+
 def _number(value: Any, where: str, *, optional: bool = False) -> float | None:
     if value is None and optional:
         return None
@@ -88,7 +127,9 @@ def _number(value: Any, where: str, *, optional: bool = False) -> float | None:
     return float(value)
 
 
-def _import_version(namespace: str, key: str, item: Any, where: str) -> MemoryWrite | None:
+def _import_version(
+    namespace: str, key: str, item: Any, where: str, limit: int
+) -> MemoryWrite | None:
     if not isinstance(item, dict):
         raise InvalidBundle(f"{where} must be an object, got {type(item).__name__}")
     encoding = item.get("encoding")
@@ -113,7 +154,7 @@ def _import_version(namespace: str, key: str, item: Any, where: str) -> MemoryWr
             f"{where}.encoding is {encoding!r}; expected json, bytes, tombstone or erased"
         )
     try:
-        encoded = encode_value(value)
+        encoded = encode_value(value, limit, "the value")
         tags = validate_tags(item.get("tags") or ())
     except OctopodaError as exc:
         raise InvalidBundle(f"{where}: {exc}") from None
@@ -142,7 +183,7 @@ def bundle_digest(bundle: dict[str, Any]) -> str:
 
 
 def read_bundle(
-    bundle: Any, namespace: str
+    bundle: Any, namespace: str, limit: int = DEFAULT_MAX_VALUE_BYTES
 ) -> tuple[str | None, list[tuple[str, list[MemoryWrite]]], str]:
     """Validate a whole bundle before anything is written; return its source agent, the
     writes per key and the bundle's digest (:func:`bundle_digest`)."""
@@ -190,7 +231,8 @@ def read_bundle(
         writes = [
             w
             for j, item in enumerate(entry["versions"])
-            if (w := _import_version(namespace, key, item, f"{where}.versions[{j}]")) is not None
+            if (w := _import_version(namespace, key, item, f"{where}.versions[{j}]", limit))
+            is not None
         ]
         out.append((key, writes))
     source = bundle.get("agent")

@@ -115,7 +115,7 @@ class CollabMixin(RuntimeBase):
         key = validate_key(key)
         if expected_version is not None:
             validate_int(expected_version, "expected_version")
-        encoded = encode_value(value)
+        encoded = encode_value(value, self._max_value_bytes, f"the value of {key!r:.200}")
         now = self._now()
         expires = None
         if ttl is not None:
@@ -249,7 +249,7 @@ class CollabMixin(RuntimeBase):
             encoding, data, sha = source.encoding, source.data, stored_sha256(source)
             resolution = keep
         else:
-            encoded = encode_value(keep)
+            encoded = encode_value(keep, self._max_value_bytes, "the kept value")
             encoding, data, sha, resolution = (
                 encoded.encoding,
                 encoded.data,
@@ -294,7 +294,7 @@ class CollabMixin(RuntimeBase):
     def _message_body(self, body: Any) -> tuple[str, str, str]:
         if isinstance(body, (bytes, bytearray, memoryview)):
             raise InvalidValue("message bodies are JSON values; send text or base64 for bytes")
-        encoded = encode_value(body)
+        encoded = encode_value(body, self._max_value_bytes, "the message body")
         _, preview = digest_preview(body)
         return str(encoded.data), encoded.sha256, preview
 
@@ -394,7 +394,7 @@ class CollabMixin(RuntimeBase):
         return "goal:" + self._agent_id
 
     def _write_goal(self, kind: str, goal: dict[str, Any], now: float) -> Goal:
-        encoded = encode_value(goal)
+        encoded = encode_value(goal, self._max_value_bytes, "the goal")
         write = MemoryWrite(self._goal_namespace(), "current", "json", encoded.data, encoded.sha256)
         _, versions = self._commit(kind, {}, (write,), now=now)
         return goal_of(goal, versions[0])

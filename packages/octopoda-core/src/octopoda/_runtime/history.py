@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .._errors import (
     InvalidInput,
@@ -25,7 +27,7 @@ from .._values import (
 )
 from .._version import __version__
 from .base import RuntimeBase, is_live, required_seconds
-from .bundle import build_bundle, read_bundle
+from .bundle import build_bundle, read_bundle, write_bundle
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -149,6 +151,31 @@ class HistoryMixin(RuntimeBase):
             version=__version__,
         )
 
+    def export_memories_to(self, file: str | os.PathLike[str] | TextIO) -> tuple[int, int]:
+        """Write :meth:`export_memories`'s bundle to ``file`` (a path, or a text file open
+        for writing) as it is read: one version in memory at a time, however large the
+        agent's memory. Returns the number of keys and of versions written. A path is
+        written to a temporary file beside it, then renamed into place."""
+        rows = self._store.all_versions(self._ns)
+        now = self._now()
+        if not isinstance(file, (str, os.PathLike)):
+            return write_bundle(self._agent_id, rows, file, exported_at=now, version=__version__)
+        target = os.fspath(file)
+        partial = f"{target}.partial"
+        try:
+            with open(partial, "w", encoding="utf-8") as out:
+                counts = write_bundle(
+                    self._agent_id, rows, out, exported_at=now, version=__version__
+                )
+            os.replace(partial, target)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            raise InvalidInput(
+                f"cannot write the export to {target}: {exc.strerror or exc}"
+            ) from None
+        return counts
+
     def import_memories(
         self,
         bundle: dict[str, Any] | str | bytes,
@@ -175,7 +202,7 @@ class HistoryMixin(RuntimeBase):
             raise InvalidInput(
                 f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
             )
-        source, per_key, digest = read_bundle(bundle, self._ns)
+        source, per_key, digest = read_bundle(bundle, self._ns, self._max_value_bytes)
         if not allow_duplicate:
             earlier = self._imported(digest)
             if earlier is not None:

@@ -60,7 +60,7 @@ class MemoryMixin(RuntimeBase):
         """
         started = time.perf_counter()
         key = validate_key(key)
-        encoded = encode_value(value)
+        encoded = encode_value(value, self._max_value_bytes, f"the value of {key!r:.200}")
         tag_tuple = () if tags is None else validate_tags(tags)
         now = self._now()
         expires_at = None if ttl is None else round(now + required_seconds(ttl, "ttl"), 6)
@@ -96,7 +96,7 @@ class MemoryMixin(RuntimeBase):
                     f" triples, not {pair!r}"
                 )
             key = validate_key(pair[0])
-            encoded = encode_value(pair[1])
+            encoded = encode_value(pair[1], self._max_value_bytes, f"the value of {key!r:.200}")
             writes.append(
                 MemoryWrite(
                     self._ns,
@@ -151,9 +151,7 @@ class MemoryMixin(RuntimeBase):
         key = validate_key(key)
         limit = checked_limit(limit)
         now = self._now()
-        rows = self._store.history(self._ns, key)
-        if limit is not None:
-            rows = rows[:limit]
+        rows = self._store.history(self._ns, key, limit)  # the limit is the statement's
         return [self._version(row, now) for row in rows]
 
     def _version(self, row: StoredRow, now: float) -> MemoryVersion:

@@ -36,6 +36,9 @@ class AgentRuntime(
     :class:`~octopoda.Embedder`, a callable from texts to vectors, ``"octopoda-embed"`` (the
     ``[ai]`` extra's MiniLM, shipped in the package: nothing is downloaded), or None for
     ``OCTOPODA_EMBEDDER`` if set; without one, search is lexical.
+    ``max_value_bytes``: the largest value (or message body) a write takes, in bytes of its
+    JSON text or raw bytes; default ``$OCTOPODA_MAX_VALUE_BYTES``, else 256 MiB; at most
+    512 MiB.
     """
 
     def __enter__(self) -> AgentRuntime:

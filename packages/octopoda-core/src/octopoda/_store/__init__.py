@@ -29,6 +29,7 @@ from .ops import (
 from .protocol import Store
 from .rows import (
     AgentRow,
+    AuditedRows,
     ConflictRow,
     MessageRow,
     RunActivityRow,
@@ -41,6 +42,7 @@ from .rows import (
 
 __all__ = [
     "AgentRow",
+    "AuditedRows",
     "ConflictRow",
     "CreateSpace",
     "EraseKey",

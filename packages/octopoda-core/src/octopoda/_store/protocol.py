@@ -23,6 +23,7 @@ from .._search.embedders import Embedder
 from .ops import MemoryWrite, Op
 from .rows import (
     AgentRow,
+    AuditedRows,
     ConflictRow,
     MessageRow,
     RunActivityRow,
@@ -198,6 +199,13 @@ class Store(Protocol):
     ) -> Iterator[Event]:
         """The agent's events in seq order (with ``run_id``: only that run's, the events
         whose ``payload["run_id"]`` it is)."""
+        ...
+
+    def audited_rows(self, agent: str) -> AuditedRows:
+        """The rows outside memory that ``agent``'s events determine, as stored, for
+        ``audit.verify`` (:mod:`octopoda._store.audited_reads` says which): its snapshots,
+        runs, the spaces it created, the conflicts it recorded or resolved, and (lazily,
+        by id) the messages it sent or received."""
         ...
 
     def chain_rows(self, agent: str, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:

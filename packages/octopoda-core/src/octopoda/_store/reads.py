@@ -15,12 +15,11 @@ planner's types, so SQLite (statement by statement) and PostgreSQL (pipelined in
 trip) read them alike.
 """
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
 from .._audit.signing import SignedHead
-from .._errors import AuditChainBroken, InvalidInput
+from .._errors import InvalidInput
 from .._records import Event
 from .filters import key_range, live_conditions, prefix_upper_bound
 from .planner import CommitReads, ConflictState, SpaceRule
@@ -32,6 +31,7 @@ from .rows import (
     SpaceRow,
     StoredRow,
     agent_row,
+    event_of,
     members_of,
     snapshot_row,
 )
@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 CHUNK: Final = 5000  # rows per statement when a read iterates a whole table
+VALUE_BUDGET: Final = 8 * 2**20  # bytes of values one statement of such a read returns
 
 AGENT_COLS: Final = "id, created_at, status, head_seq, head_hash, last_active, status_reason"
 CONFLICT_COLS: Final = (
@@ -133,6 +134,10 @@ class ReadSql:
         self.all_versions = q(
             f"SELECT {cols} FROM memories WHERE namespace = ? AND (key, version) > (?, ?)"
             " ORDER BY key, version LIMIT ?"
+        )
+        self.version_sizes = q(
+            f"SELECT key, version, {dialect.value_size} FROM memories WHERE namespace = ?"
+            " AND (key, version) > (?, ?) ORDER BY key, version LIMIT ?"
         )
         self.value_bytes = q(
             f"SELECT COALESCE(SUM({dialect.value_size}), 0) FROM memories WHERE namespace = ?"
@@ -288,43 +293,19 @@ class ReadSql:
         return f"{sql} ORDER BY id{page}", params + page_params
 
 
-def damaged_event(agent: str, seq: Any, why: str) -> AuditChainBroken:
-    """The error for an event row that cannot be read back (changed outside Octopoda)."""
-    return AuditChainBroken(
-        f"event seq {seq} of agent {agent!r} is damaged: {why}. The store was changed outside"
-        " Octopoda; `agent.audit.verify()` (or `octopoda audit verify`) reports the first bad"
-        " seq; restore the store from a backup to write to this agent again"
-    )
-
-
-def _payload(r: tuple[Any, ...]) -> dict[str, Any]:
-    if type(r[1]) is not int or type(r[3]) is not str or type(r[2]) not in (int, float):
-        raise damaged_event(r[0], r[1], "its seq, time or kind is not of its type")
-    text = r[4]
-    if type(text) is not str:
-        raise damaged_event(r[0], r[1], f"its payload is stored as {type(text).__name__}")
-    try:
-        payload = json.loads(text)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise damaged_event(r[0], r[1], f"its payload is not valid JSON ({exc})") from None
-    if type(payload) is not dict:
-        raise damaged_event(r[0], r[1], "its payload is not a JSON object")
-    return payload
-
-
-def event_of(r: tuple[Any, ...]) -> Event:
-    """An events row (:data:`EVENT_COLS`) as an :class:`Event`; :class:`AuditChainBroken`
-    (naming the seq) when its payload cannot be read back."""
-    return Event(
-        agent=r[0],
-        seq=r[1],
-        time=r[2],
-        kind=r[3],
-        payload=_payload(r),
-        prev_hash=r[5],
-        hash=r[6],
-        payload_text=r[4],
-    )
+def value_batches(sizes: Sequence[Any], budget: int = VALUE_BUDGET) -> Iterator[int]:
+    """How many of the next rows (of value ``sizes``, in order) to read per statement: as
+    many as fit in ``budget`` bytes, at least one."""
+    count = total = 0
+    for size in sizes:
+        size = size if type(size) is int else 0
+        if count and total + size > budget:
+            yield count
+            count = total = 0
+        count += 1
+        total += size
+    if count:
+        yield count
 
 
 # -- a commit's preconditions ----------------------------------------------------------------
@@ -446,14 +427,24 @@ class SqlReads:
         return [self._reads.row(r) for r in self._fetchall(sql, params)]
 
     def all_versions(self, namespace: str) -> Iterator[StoredRow]:
+        """Every version, by key then version, in statements of at most ``VALUE_BUDGET``
+        bytes of values (one row when a value is larger): the sizes of the next ``CHUNK``
+        rows are read first, so memory stays bounded however large the values are."""
+        reads = self._reads
         after: tuple[str, int] = ("", 0)
         while True:
-            chunk = self._fetchall(self._reads.all_versions, (namespace, *after, CHUNK))
-            for r in chunk:
-                yield self._reads.row(r)
-            if len(chunk) < CHUNK:
+            sizes = self._fetchall(reads.version_sizes, (namespace, *after, CHUNK))
+            more = len(sizes) == CHUNK
+            for count in value_batches([s for _, _, s in sizes]):
+                chunk = self._fetchall(reads.all_versions, (namespace, *after, count))
+                if not chunk:
+                    return
+                after = (chunk[-1][0], chunk[-1][1])
+                for r in chunk:
+                    yield reads.row(r)
+                del chunk  # (before the next statement: one batch in memory at a time)
+            if not more:
                 return
-            after = (chunk[-1][0], chunk[-1][1])
 
     def events(
         self,

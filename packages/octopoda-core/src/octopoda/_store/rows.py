@@ -3,13 +3,15 @@
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Final, NamedTuple
 
 from .._errors import AuditChainBroken, DamagedRow, StorageError
+from .._records import Event
 
 __all__ = [
     "AgentRow",
+    "AuditedRows",
     "ConflictRow",
     "MessageRow",
     "RunActivityRow",
@@ -262,3 +264,55 @@ class RunActivityRow(NamedTuple):
     last_seq: int
     status: str
     status_reason: str | None
+
+
+class AuditedRows(NamedTuple):
+    """An agent's audited side rows as stored (columns unchecked: they may be damaged)."""
+
+    snapshots: list[SnapshotRow]
+    conflicts: list[ConflictRow]
+    spaces: list[SpaceRow]
+    runs: list[RunRow]
+    messages: Iterator[MessageRow]  # sent or received, by id, read lazily
+
+
+# -- events ------------------------------------------------------------------------------------
+
+
+def damaged_event(agent: str, seq: Any, why: str) -> AuditChainBroken:
+    """The error for an event row that cannot be read back (changed outside Octopoda)."""
+    return AuditChainBroken(
+        f"event seq {seq} of agent {agent!r} is damaged: {why}. The store was changed outside"
+        " Octopoda; `agent.audit.verify()` (or `octopoda audit verify`) reports the first bad"
+        " seq; restore the store from a backup to write to this agent again"
+    )
+
+
+def _payload(r: tuple[Any, ...]) -> dict[str, Any]:
+    if type(r[1]) is not int or type(r[3]) is not str or type(r[2]) not in (int, float):
+        raise damaged_event(r[0], r[1], "its seq, time or kind is not of its type")
+    text = r[4]
+    if type(text) is not str:
+        raise damaged_event(r[0], r[1], f"its payload is stored as {type(text).__name__}")
+    try:
+        payload = json.loads(text)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise damaged_event(r[0], r[1], f"its payload is not valid JSON ({exc})") from None
+    if type(payload) is not dict:
+        raise damaged_event(r[0], r[1], "its payload is not a JSON object")
+    return payload
+
+
+def event_of(r: tuple[Any, ...]) -> Event:
+    """An events row (``reads.EVENT_COLS``) as an :class:`Event`; :class:`AuditChainBroken`
+    (naming the seq) when its payload cannot be read back."""
+    return Event(
+        agent=r[0],
+        seq=r[1],
+        time=r[2],
+        kind=r[3],
+        payload=_payload(r),
+        prev_hash=r[5],
+        hash=r[6],
+        payload_text=r[4],
+    )

@@ -6,6 +6,10 @@ text PostgreSQL cannot hold), each saying what to do.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -30,11 +34,59 @@ __all__ = [
     "is_disconnect",
     "is_nul",
     "is_transient",
+    "pooled",
     "psycopg",
     "redact_url",
+    "retried",
 ]
 
 Connection = psycopg.Connection[TupleRow]
+POOL_NAME: Final = "octopoda"  # (its worker threads are named "octopoda-worker-N")
+
+
+# -- the pool's warnings ----------------------------------------------------------------------
+#
+# psycopg_pool logs a WARNING for every connection it discards ("discarding closed
+# connection", "error connecting in 'octopoda'"), e.g. after a server restart, even when the
+# store's retry then succeeds. While a store call runs (``pooled``), and in the pool's own
+# threads, they are logged at DEBUG instead: the store retries, and raises a StorageError
+# saying what to do when it cannot recover.
+
+_in_store_call = threading.local()
+
+
+class _RetriedWarnings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:
+            return True
+        thread = record.threadName or ""
+        ours = getattr(_in_store_call, "depth", 0) or thread.startswith(POOL_NAME)
+        if not ours:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+logging.getLogger("psycopg.pool").addFilter(_RetriedWarnings())
+
+
+@contextlib.contextmanager
+def retried() -> Iterator[None]:
+    """The pool's warnings about connections it discards meanwhile, in this thread, are
+    logged at DEBUG (the caller retries)."""
+    _in_store_call.depth = getattr(_in_store_call, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _in_store_call.depth -= 1
+
+
+@contextlib.contextmanager
+def pooled(pool: ConnectionPool[Connection]) -> Iterator[Connection]:
+    """``pool.connection()``, :func:`retried`."""
+    with retried(), pool.connection() as conn:
+        yield conn
+
 
 _HINTS: Final = {
     "42501": "grant the role the privileges it needs (CREATE on the schema, or SELECT, INSERT"

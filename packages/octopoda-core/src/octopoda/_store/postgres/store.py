@@ -31,6 +31,7 @@ from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, OctopodaError, SchemaTooNew, StorageError
 from ..._records import Event
+from ..audited_reads import AuditedReads, AuditedSql
 from ..ops import MemoryWrite, Op
 from ..reads import SqlReads
 from ..rows import StoredRow
@@ -42,6 +43,7 @@ from . import search_index as si
 from . import vector_index as vi
 from .commit import Attempt, RoundTrips, check_storable
 from .driver import (
+    POOL_NAME,
     Connection,
     ConnectionPool,
     TransactionStatus,
@@ -49,12 +51,14 @@ from .driver import (
     is_disconnect,
     is_nul,
     is_transient,
+    pooled,
     psycopg,
     redact_url,
+    retried,
 )
 from .locks import LOCK, lock_id
 
-__all__ = ["PostgresStore", "redact_url"]
+__all__ = ["PostgresStore", "redact_url", "store_exists"]
 
 _RETRIES: Final = 6
 _T = TypeVar("_T")
@@ -65,7 +69,7 @@ _SEARCH_PATH_HINT: Final = "give Octopoda its own database or schema (?options=-
 _inherited: list[Any] = []
 
 
-class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
+class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
     """A store in a PostgreSQL database, shared by any number of processes and hosts.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:5432/dbname?sslmode=...``);
@@ -84,6 +88,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
 
     _reads = q.READS
     _run_sql = q.RUN_READS
+    _audited_sql = AuditedSql(q.READS.dialect)
     _search_sql = q.SEARCH
 
     def __init__(
@@ -167,7 +172,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
             max_size=self._max_size,
             timeout=self._timeout,
             open=False,
-            name="octopoda",
+            name=POOL_NAME,
         )
         pool.open(wait=False)
         # Close it when the store is garbage collected (or at exit), in this process only.
@@ -288,7 +293,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
                 self._tracer, event, writes, ops, snapshot, replace_snapshot, status, expected_seq
             )
             try:
-                with self._pool().connection() as conn:
+                with pooled(self._pool()) as conn:
                     try:
                         with conn.pipeline():
                             work.begin(conn)
@@ -324,7 +329,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
     def _recover(self, exc: BaseException, attempt: int) -> None:
         """Before a retry: drop broken pooled connections, and back off with jitter."""
         if is_disconnect(exc):
-            with contextlib.suppress(psycopg.Error):
+            with contextlib.suppress(psycopg.Error), retried():
                 self._pool().check()
         time.sleep(random.uniform(0.0, 0.005 * 2**attempt))
 
@@ -355,7 +360,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
         lock = ([lock_id(b"agent", event.agent)], [False])
         for attempt in range(3):
             try:
-                with self._pool().connection() as conn, conn.transaction():
+                with pooled(self._pool()) as conn, conn.transaction():
                     self._exec(conn, LOCK, lock)
                     return self._exec(conn, q.EVENT_HASH, (event.agent, event.seq)).fetchone()
             except psycopg.Error as exc:
@@ -369,7 +374,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
     def _fetch(self, sql: str, params: Sequence[Any], one: bool, *, write: bool = False) -> Any:
         for attempt in range(3):
             try:
-                with self._pool().connection() as conn:
+                with pooled(self._pool()) as conn:
                     cursor = self._exec(conn, sql, params)
                     return cursor.fetchone() if one else cursor.fetchall()
             except (psycopg.Error, UnicodeEncodeError) as exc:
@@ -391,7 +396,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
     def _catch_up(self) -> None:
         for attempt in range(3):
             try:
-                with self._pool().connection() as conn:
+                with pooled(self._pool()) as conn:
                     if not self._exec(conn, si.BEHIND).fetchall():
                         return
                     with conn.transaction():
@@ -552,6 +557,18 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads):
                     f" last event ({(last_hash or GENESIS_HASH)[:16]}...)"
                 )
         return problems or ["ok"]
+
+
+def store_exists(url: str) -> bool:
+    """Whether the database behind ``url`` (the schema its search_path names first) holds
+    an Octopoda store yet, found without creating one (``octopoda doctor``)."""
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    except psycopg.Error as exc:
+        where = redact_url(url)
+        raise driver_error(exc, where=where, timeout=10, max_size=1, lock_timeout=0) from None
+    return bool(row and row[0])
 
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()

@@ -24,7 +24,9 @@ from typing import Any, Final, TypeVar
 from ..._audit.chain import GENESIS_HASH
 from ..._audit.signing import SignedHead
 from ..._errors import ConfigError, DamagedRow, StorageError, UndecodableText
+from ..._log import warn as _warn
 from ..._records import Event
+from ..audited_reads import AuditedReads, AuditedSql
 from ..ops import (
     CreateSpace,
     EraseKey,
@@ -58,18 +60,12 @@ from .connection import DRIVER_ERRORS, connect, storage_error
 __all__ = ["SqliteStore"]
 
 
-def _warn(message: str, *args: object) -> None:
-    import logging  # (on the first warning: most stores never warn)
-
-    logging.getLogger("octopoda").warning(message, *args)
-
-
 _T = TypeVar("_T")
 _SECURE_DELETE: Final = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reports
 _CHECKPOINT_WAIT_MS: Final = 100
 
 
-class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads):
+class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
     """The embedded store: one SQLite file (or ``":memory:"``).
 
     ``durability="normal"`` (default) makes a returned write survive a process crash
@@ -82,6 +78,7 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads):
 
     _reads = q.READS
     _run_sql = q.RUN_READS
+    _audited_sql = AuditedSql(q.READS.dialect)
     _search_sql = q.SEARCH
 
     def __init__(
