@@ -14,7 +14,6 @@ and drops them at the end. Unreachable: those tests skip (fail when CI is set).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 import subprocess
@@ -54,28 +53,10 @@ else:
         import crewai.memory.storage.backend  # noqa: F401
 
 
-def crewai_at_least(*wanted: int) -> bool:
-    parts = tuple(int(p) for p in CREWAI_VERSION.split(".")[:3] if p.isdigit())
-    return parts >= wanted
-
-
 def pytest_report_header() -> list[str]:
     if not CREWAI_VERSION:
         return ["crewai: not installed, tests skipped (run `nox -s crewai`)"]
     return [f"crewai {CREWAI_VERSION}"]
-
-
-def hashed_words(texts: list[str], dim: int = 64) -> list[list[float]]:
-    """A deterministic offline embedder: each word hashed into one of ``dim`` buckets."""
-    out = []
-    for text in texts:
-        vector = [0.0] * dim
-        for word in text.lower().split():
-            word = word.strip(".,!?:;\"'()")
-            if word:
-                vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dim] += 1.0
-        out.append(vector)
-    return out
 
 
 @pytest.fixture

@@ -1,0 +1,131 @@
+"""Scripted CrewAI models and a hashed-words embedder: every test and example runs offline.
+
+* :class:`ScriptedLLM`: a ``BaseLLM`` (ReAct text protocol: no function calling) that answers
+  with its script, one reply per call, repeating the last one when the script runs out.
+* :class:`MemoryLLM`: what CrewAI's ``Memory`` asks its own model (extraction, scope and
+  category inference, query analysis, consolidation) answered with one JSON object that
+  fits every one of those questions; ``memories`` is what extraction returns.
+* :func:`hashed_words`: each word hashed into one of 64 buckets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from typing import Any
+
+from crewai.llms.base_llm import BaseLLM
+from pydantic import Field, PrivateAttr
+
+
+def hashed_words(texts: list[str], dim: int = 64) -> list[list[float]]:
+    out = []
+    for text in texts:
+        vector = [0.0] * dim
+        for word in text.lower().split():
+            word = word.strip(".,!?:;\"'()")
+            if word:
+                vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dim] += 1.0
+        out.append(vector)
+    return out
+
+
+def action(tool: str, args: dict[str, Any], thought: str = "I should use a tool") -> str:
+    return f"Thought: {thought}\nAction: {tool}\nAction Input: {json.dumps(args)}"
+
+
+def final(answer: str) -> str:
+    return f"Thought: I now know the final answer\nFinal Answer: {answer}"
+
+
+class ScriptedLLM(BaseLLM):
+    """Replies from ``script`` in order (the last one again once it runs out)."""
+
+    script: list[str]
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _calls: int = PrivateAttr(default=0)
+    _seen: list[Any] = PrivateAttr(default_factory=list)
+
+    def __init__(self, script: list[str], model: str = "scripted", **kw: Any) -> None:
+        super().__init__(model=model, script=script, **kw)
+
+    @property
+    def calls(self) -> int:
+        return self._calls
+
+    @property
+    def seen(self) -> list[Any]:
+        """The messages of every call, in order."""
+        return self._seen
+
+    def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
+        with self._lock:
+            reply = self.script[min(self._calls, len(self.script) - 1)]
+            self._calls += 1
+            self._seen.append(messages)
+        return reply
+
+    def supports_function_calling(self) -> bool:
+        return False
+
+    def supports_stop_words(self) -> bool:
+        return False
+
+    def get_context_window_size(self) -> int:
+        return 8192
+
+
+class MemoryLLM(BaseLLM):
+    """The model of CrewAI's ``Memory``: one JSON answer for all its questions."""
+
+    memories: list[str] = Field(default_factory=list)
+    scope: str = "/"
+    categories: list[str] = Field(default_factory=list)
+
+    def __init__(
+        self,
+        memories: list[str] | None = None,
+        scope: str = "/",
+        categories: list[str] | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(
+            model="memory-scripted",
+            memories=memories or [],
+            scope=scope,
+            categories=categories or [],
+            **kw,
+        )
+
+    def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
+        return json.dumps(
+            {
+                "memories": self.memories,
+                "suggested_scope": self.scope,
+                "categories": self.categories,
+                "importance": 0.7,
+                "extracted_metadata": {"entities": [], "dates": [], "topics": []},
+                "keywords": [],
+                "suggested_scopes": [self.scope],
+                "complexity": "simple",
+                "recall_queries": [],
+                "time_filter": None,
+                "actions": [],
+                "insert_new": True,
+                "insert_reason": "new",
+            }
+        )
+
+    def supports_function_calling(self) -> bool:
+        return False
+
+    def get_context_window_size(self) -> int:
+        return 8192
+
+
+def crewai_at_least(*wanted: int) -> bool:
+    from importlib.metadata import version
+
+    parts = tuple(int(p) for p in version("crewai").split(".")[:3] if p.isdigit())
+    return parts >= wanted
