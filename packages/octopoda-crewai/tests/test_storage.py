@@ -13,7 +13,6 @@ from crewai.memory.types import MemoryRecord
 from octopoda_crewai import (
     EmbeddingDimensionMismatchError,
     OctopodaStorage,
-    StorageClosed,
     record_key,
 )
 
@@ -323,12 +322,16 @@ def test_async_twins(storage: OctopodaStorage) -> None:
     assert asyncio.run(go()) == (1, ["async"], 1)
 
 
-def test_close_is_idempotent_and_then_refuses(store_url: str) -> None:
+def test_close_is_idempotent_and_a_later_call_reopens(store_url: str) -> None:
     s = OctopodaStorage(store_url)
+    s.save([rec("kept")])
     s.close()
     s.close()
-    with pytest.raises(StorageClosed, match="closed"):
-        s.count()
+    assert s.count() == 1  # as CrewAI's storages: usable after close (Memory.close())
+    s.save([rec("more")])
+    s.close()
+    with OctopodaStorage(store_url) as again:
+        assert again.count() == 2
 
 
 def test_a_runtime_passed_in_stays_open(store_url: str) -> None:

@@ -18,7 +18,6 @@ from ._storage import (
     RECORD_PREFIX,
     EmbeddingDimensionMismatchError,
     OctopodaStorage,
-    StorageClosed,
     record_key,
 )
 
@@ -29,7 +28,6 @@ __all__ = [
     "SPEC",
     "EmbeddingDimensionMismatchError",
     "OctopodaStorage",
-    "StorageClosed",
     "__version__",
     "install",
     "installed",

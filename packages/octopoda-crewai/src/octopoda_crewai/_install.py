@@ -27,8 +27,8 @@ def _set_factory(factory: Any) -> None:
         from crewai.memory.storage.factory import set_memory_storage_factory
     except ImportError as exc:
         raise ConfigError(
-            "this crewai has no memory storage factory (crewai.memory.storage.factory, from"
-            " 1.14); upgrade crewai, or pass Memory(storage=OctopodaStorage(...)) instead"
+            "this crewai has no memory storage factory (crewai.memory.storage.factory);"
+            " upgrade crewai, or pass Memory(storage=OctopodaStorage(...)) instead"
         ) from exc
     set_memory_storage_factory(factory)
 

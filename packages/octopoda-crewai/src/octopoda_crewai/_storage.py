@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
-from octopoda import AgentRuntime, OctopodaError
+from octopoda import AgentRuntime
 from octopoda.integrations import Target, resolve_runtime, run_blocking
 
 from ._vectors import VectorIndex
@@ -38,7 +38,6 @@ __all__ = [
     "RECORD_PREFIX",
     "EmbeddingDimensionMismatchError",
     "OctopodaStorage",
-    "StorageClosed",
     "record_key",
 ]
 
@@ -46,10 +45,6 @@ log = logging.getLogger("octopoda_crewai")
 
 RECORD_PREFIX = "crewai/mem/"
 """Every record is the memory key ``crewai/mem/<record id>`` of the storage's agent."""
-
-
-class StorageClosed(OctopodaError):
-    """An ``OctopodaStorage`` was used after ``close()``."""
 
 
 def _escape(segment: str) -> str:
@@ -184,6 +179,7 @@ class OctopodaStorage:
         self.agent: AgentRuntime
         """The Octopoda agent whose memory holds the records."""
         self.agent, self._owns_agent = resolve_runtime(store, agent_id)
+        self._target = store
         self._lock = threading.RLock()
         self._entries: dict[str, _Entry] = {}
         self._index = VectorIndex()
@@ -191,6 +187,12 @@ class OctopodaStorage:
         self._closed = False
         with self._lock:
             self._reload()
+
+    @property
+    def write_lock(self) -> threading.RLock:
+        """The lock every operation holds; crewai 1.10-1.13's encoding flow takes it around
+        its read-then-write steps (as it does LanceDB's)."""
+        return self._lock
 
     def __repr__(self) -> str:
         return f"OctopodaStorage(agent={self.agent.agent_id!r}, store={self.agent.store.url!r})"
@@ -224,7 +226,13 @@ class OctopodaStorage:
     def _fresh(self) -> None:
         """Called under the lock before every operation: the cache as the store is now."""
         if self._closed:
-            raise StorageClosed("this OctopodaStorage is closed; open a new one")
+            # CrewAI's own storages stay usable after close() (Memory.close() closes them,
+            # tests and tools read them after): a storage that opened its runtime opens it
+            # again, and close() releases it again.
+            if self._owns_agent:
+                self.agent, _ = resolve_runtime(self._target, self.agent.agent_id)
+            self._closed = False
+            self._seen_seq = -2
         if self._head_seq() != self._seen_seq:
             self._reload()
 
@@ -442,7 +450,8 @@ class OctopodaStorage:
             self._write(entries)
 
     def close(self) -> None:
-        """Release the runtime this storage opened (one passed in stays open). Idempotent."""
+        """Release the runtime this storage opened (one passed in stays open). Idempotent;
+        a later call opens it again, as CrewAI's storages stay usable after ``close()``."""
         with self._lock:
             if self._closed:
                 return

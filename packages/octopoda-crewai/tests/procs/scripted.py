@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 from crewai.llms.base_llm import BaseLLM
-from pydantic import Field, PrivateAttr
+from pydantic import BaseModel, PrivateAttr
 
 
 def hashed_words(texts: list[str], dim: int = 64) -> list[list[float]]:
@@ -39,32 +39,47 @@ def final(answer: str) -> str:
     return f"Thought: I now know the final answer\nFinal Answer: {answer}"
 
 
+class _Script:
+    def __init__(self, script: list[str]) -> None:
+        self.script = list(script)
+        self.calls = 0
+        self.seen: list[Any] = []
+        self.lock = threading.Lock()
+
+    def next(self, messages: Any) -> str:
+        with self.lock:
+            reply = self.script[min(self.calls, len(self.script) - 1)]
+            self.calls += 1
+            self.seen.append(messages)
+        return reply
+
+
+# BaseLLM is a pydantic model from crewai 1.14 (a plain ABC before): the scripted state lives
+# in a private attribute there, in an ordinary one before.
+_PYDANTIC = issubclass(BaseLLM, BaseModel)
+
+
 class ScriptedLLM(BaseLLM):
     """Replies from ``script`` in order (the last one again once it runs out)."""
 
-    script: list[str]
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _calls: int = PrivateAttr(default=0)
-    _seen: list[Any] = PrivateAttr(default_factory=list)
+    if _PYDANTIC:
+        _state: _Script = PrivateAttr()
 
-    def __init__(self, script: list[str], model: str = "scripted", **kw: Any) -> None:
-        super().__init__(model=model, script=script, **kw)
+    def __init__(self, script: list[str], model: str = "scripted") -> None:
+        super().__init__(model=model)
+        self._state = _Script(script)
 
     @property
     def calls(self) -> int:
-        return self._calls
+        return self._state.calls
 
     @property
     def seen(self) -> list[Any]:
         """The messages of every call, in order."""
-        return self._seen
+        return self._state.seen
 
     def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
-        with self._lock:
-            reply = self.script[min(self._calls, len(self.script) - 1)]
-            self._calls += 1
-            self._seen.append(messages)
-        return reply
+        return self._state.next(messages)
 
     def supports_function_calling(self) -> bool:
         return False
@@ -77,37 +92,28 @@ class ScriptedLLM(BaseLLM):
 
 
 class MemoryLLM(BaseLLM):
-    """The model of CrewAI's ``Memory``: one JSON answer for all its questions."""
+    """The model of CrewAI's ``Memory``: one JSON answer for all its questions;
+    ``memories`` is what extraction returns."""
 
-    memories: list[str] = Field(default_factory=list)
-    scope: str = "/"
-    categories: list[str] = Field(default_factory=list)
+    if _PYDANTIC:
+        _answer: str = PrivateAttr()
 
     def __init__(
         self,
         memories: list[str] | None = None,
         scope: str = "/",
         categories: list[str] | None = None,
-        **kw: Any,
     ) -> None:
-        super().__init__(
-            model="memory-scripted",
-            memories=memories or [],
-            scope=scope,
-            categories=categories or [],
-            **kw,
-        )
-
-    def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
-        return json.dumps(
+        super().__init__(model="memory-scripted")
+        self._answer = json.dumps(
             {
-                "memories": self.memories,
-                "suggested_scope": self.scope,
-                "categories": self.categories,
+                "memories": memories or [],
+                "suggested_scope": scope,
+                "categories": categories or [],
                 "importance": 0.7,
                 "extracted_metadata": {"entities": [], "dates": [], "topics": []},
                 "keywords": [],
-                "suggested_scopes": [self.scope],
+                "suggested_scopes": [scope],
                 "complexity": "simple",
                 "recall_queries": [],
                 "time_filter": None,
@@ -116,6 +122,9 @@ class MemoryLLM(BaseLLM):
                 "insert_reason": "new",
             }
         )
+
+    def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
+        return self._answer
 
     def supports_function_calling(self) -> bool:
         return False
