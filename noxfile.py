@@ -489,7 +489,10 @@ def parity_crewai(session: nox.Session) -> None:
         args += CREWAI_PARITY_TESTS
     session.chdir(sdist)
     session.run(
-        "pytest", "-p", "crewai_swap", "--disable-socket", "--allow-unix-socket",
+        # -c: the sdist's own pytest settings, not this repository's (the sdist is unpacked
+        # below it, in .nox/, and ours turn warnings into errors)
+        "pytest", "-c", "pyproject.toml", "--rootdir", ".", "-p", "crewai_swap",
+        "--disable-socket", "--allow-unix-socket",
         "-W", "ignore::pytest.PytestDeprecationWarning", *args,
         env={**CREWAI_ENV, "PYTHONPATH": str(ROOT / "tests" / "parity")},
     )  # fmt: skip
