@@ -1,10 +1,10 @@
 """A crew with memory on OctopodaStorage, in its own process (driven by test_processes.py).
 
-    python crash_crew.py work DB READY   task 1 answers (its memory is saved), task 2's tool
-                                          writes READY once the memory is stored, then hangs
-                                          until the test kills the process (SIGKILL)
-    python crash_crew.py recall DB       a new crew on the same store; prints JSON: whether
-                                          the agent's model was shown the first crew's memory
+python crash_crew.py work DB READY   task 1 answers (its memory is saved), task 2's tool
+                                      writes READY once the memory is stored, then hangs
+                                      until the test kills the process (SIGKILL)
+python crash_crew.py recall DB       a new crew on the same store; prints JSON: whether
+                                      the agent's model was shown the first crew's memory
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ with warnings.catch_warnings():
     from crewai import Agent, Crew, Memory, Task
     from crewai.tools import tool
 
-from scripted import MemoryLLM, ScriptedLLM, action, final, hashed_words
-
-from octopoda_crewai import OctopodaStorage
+from octopoda_crewai import OctopodaStorage  # noqa: E402 (after the environment)
+from scripted import MemoryLLM, ScriptedLLM, action, final, hashed_words  # noqa: E402
 
 FACT = "The deploy key rotates every Monday."
 
