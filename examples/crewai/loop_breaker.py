@@ -4,8 +4,8 @@ stopped, and another crew in the same process keeps working.
 Offline: a scripted ReAct model calls ``fetch("https://status.example")`` again and again;
 the tool always fails. ``install_breaker`` registers CrewAI hooks that record every tool and
 model call in the crew's run; the third identical failure pauses that run, and its next model
-call ends ``kickoff()`` with ``CrewPaused``, naming the loop and its calls. Runs on the
-default store (``OCTOPODA_HOME``).
+call ends ``kickoff()`` with ``CrewPaused`` (through ``breaker.kickoff(crew)`` on crewai
+before 1.14), naming the loop and its calls. Runs on the default store (``OCTOPODA_HOME``).
 
     python examples/crewai/loop_breaker.py
 """
@@ -60,7 +60,7 @@ def main() -> None:
             ScriptedLLM([action("fetch", {"url": "https://status.example"})]), [fetch]
         )
         try:
-            looping.kickoff()
+            breaker.kickoff(looping)  # looping.kickoff() raises it too, on crewai 1.14+
         except CrewPaused as stopped:
             calls = stopped.verdict.calls
             print(f"the breaker stopped the crew after {len(calls)} identical failing calls")

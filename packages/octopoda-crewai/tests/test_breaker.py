@@ -11,6 +11,7 @@ import pytest
 from crewai import Agent, Crew, Task
 from crewai.tools import tool
 from octopoda_crewai import CrewBreaker, CrewPaused
+from octopoda_crewai._breaker import ABORTS
 from scripted import ScriptedLLM, action, final
 
 from octopoda import LoopPolicy
@@ -45,7 +46,8 @@ def test_a_looping_crew_stops_and_says_why(breaker: CrewBreaker) -> None:
     llm = ScriptedLLM([action("fetch", {"url": "http://x"})])  # forever the same call
     crew = crew_of(llm, "researcher", [fetch])
     with pytest.raises(CrewPaused) as caught:
-        crew.kickoff()
+        breaker.kickoff(crew)
+    assert breaker.stopped(crew) is caught.value.verdict
     message = str(caught.value)
     assert "fetch" in message and "http://x" in message
     assert "Stopped: Octopoda paused run" in message
@@ -63,7 +65,7 @@ def test_a_looping_crew_stops_and_says_why(breaker: CrewBreaker) -> None:
 def test_another_crew_in_the_same_process_keeps_working(breaker: CrewBreaker) -> None:
     looping = crew_of(ScriptedLLM([action("fetch", {"url": "http://x"})]), "researcher", [fetch])
     with pytest.raises(CrewPaused):
-        looping.kickoff()
+        breaker.kickoff(looping)
     # same role, other crew: its own run, not paused
     working = crew_of(
         ScriptedLLM([action("add", {"a": 2, "b": 3}), final("The sum is 5.")]),
@@ -74,6 +76,13 @@ def test_another_crew_in_the_same_process_keeps_working(breaker: CrewBreaker) ->
     runs = {r.id: r.status for r in breaker.runtime("researcher").runs()}
     assert runs[f"crew:{looping.id}"] == "paused"
     assert runs[f"crew:{working.id}"] == "active"
+
+
+@pytest.mark.skipif(not ABORTS, reason="crewai before 1.14 swallows a hook's exception")
+def test_on_crewai_1_14_kickoff_itself_raises_crew_paused(breaker: CrewBreaker) -> None:
+    crew = crew_of(ScriptedLLM([action("fetch", {"url": "http://x"})]), "researcher", [fetch])
+    with pytest.raises(CrewPaused, match="retry loop"):
+        crew.kickoff()
 
 
 def test_install_is_idempotent_and_uninstall_removes_the_hooks(tmp_path: Path) -> None:

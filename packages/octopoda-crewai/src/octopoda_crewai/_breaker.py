@@ -7,9 +7,11 @@ hook" and the agent carries on; a hard stop needs the model call blocked. So:
 * ``before_tool_call``: the breaker's guard; a paused run's tool is not run (False);
 * ``after_tool_call``: the call recorded (its result, or CrewAI's error text as the error)
   through the loop detectors of its run; the call that paused the run gets a note;
-* ``before_llm_call``: a paused run raises :class:`CrewPaused` (CrewAI's ``HookAborted``
-  where it has one, 1.14+), which ends ``crew.kickoff()`` with a message that names the loop
-  and its calls; otherwise nothing;
+* ``before_llm_call``: a paused run raises :class:`CrewPaused` (CrewAI's ``HookAborted``,
+  crewai 1.14+), which ends ``crew.kickoff()`` with a message that names the loop and its
+  calls. Older crewai swallows a hook's exceptions, so there the hook refuses the call
+  (False: ``kickoff`` raises CrewAI's "LLM call blocked" error) and
+  :meth:`CrewBreaker.kickoff` turns that into :class:`CrewPaused`;
 * ``after_llm_call``: the model call recorded (model, duration).
 
 Runs: ``crew:<crew id>`` (a task run alone: ``task:<task id>``), so two crews in one process
@@ -28,8 +30,14 @@ from octopoda.integrations import ActionRecorder, AgentRuntimes, Target, Verdict
 
 try:  # crewai 1.14+: a hook aborts an operation with HookAborted, which reaches the caller
     from crewai.hooks.dispatch import HookAborted as _Abort
+
+    ABORTS = True
 except ImportError:  # pragma: no cover - depends on the crewai line
+    # Before 1.14 an exception in a hook is swallowed; returning False makes the executor
+    # raise a ValueError ("LLM call blocked by before_llm_call hook"), which
+    # CrewBreaker.kickoff turns into CrewPaused.
     _Abort = Exception  # type: ignore[misc,assignment]
+    ABORTS = False
 
 __all__ = ["TOOL_ERROR_PREFIX", "CrewBreaker", "CrewPaused", "install_breaker", "uninstall_breaker"]
 
@@ -87,6 +95,7 @@ class CrewBreaker:
         self._llm_started: dict[tuple[int, str | None], float] = {}
         self._lock = threading.Lock()
         self._roles: set[str] = set()
+        self._stopped: dict[str | None, Verdict] = {}
 
     def runtime(self, role: str) -> AgentRuntime:
         """The Octopoda agent of the CrewAI agent ``role``."""
@@ -138,7 +147,11 @@ class CrewBreaker:
             role, lambda rt: self.recorder.guard(rt, "model call", None, run_id=run_id)
         )
         if verdict is not None:
-            raise CrewPaused(verdict)
+            with self._lock:
+                self._stopped[run_id] = verdict
+            if ABORTS:
+                raise CrewPaused(verdict)
+            return False
         with self._lock:
             self._llm_started[(id(getattr(ctx, "executor", None)), run_id)] = time.perf_counter()
         return None
@@ -155,6 +168,25 @@ class CrewBreaker:
             lambda rt: self.recorder.llm_call(rt, model, duration_ms=duration, run_id=run_id),
         )
         return None
+
+    def stopped(self, crew: Any) -> Verdict | None:
+        """The verdict that stopped ``crew``'s run (its last model call refused), or None."""
+        with self._lock:
+            return self._stopped.get(f"crew:{crew.id}")
+
+    def kickoff(self, crew: Any, *args: Any, **kwargs: Any) -> Any:
+        """``crew.kickoff(...)``; a crew the breaker stopped raises :class:`CrewPaused` on
+        every crewai line (1.14+ raise it from ``kickoff`` itself; before, CrewAI raises its
+        own "LLM call blocked" error, which this turns into CrewPaused)."""
+        try:
+            return crew.kickoff(*args, **kwargs)
+        except CrewPaused:
+            raise
+        except Exception as exc:
+            verdict = self.stopped(crew)
+            if verdict is None:
+                raise
+            raise CrewPaused(verdict) from exc
 
     def close(self) -> None:
         """Close the runtimes the breaker opened."""
