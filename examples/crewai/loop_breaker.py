@@ -5,7 +5,7 @@ Offline: a scripted ReAct model calls ``fetch("https://status.example")`` again 
 the tool always fails. ``install_breaker`` registers CrewAI hooks that record every tool and
 model call in the crew's run; the third identical failure pauses that run, and its next model
 call ends ``kickoff()`` with ``CrewPaused`` (through ``breaker.kickoff(crew)`` on crewai
-before 1.14), naming the loop and its calls. Runs on the default store (``OCTOPODA_HOME``).
+1.13 and older), naming the loop and its calls. Runs on the default store (``OCTOPODA_HOME``).
 
     python examples/crewai/loop_breaker.py
 """
@@ -60,7 +60,7 @@ def main() -> None:
             ScriptedLLM([action("fetch", {"url": "https://status.example"})]), [fetch]
         )
         try:
-            breaker.kickoff(looping)  # looping.kickoff() raises it too, on crewai 1.14+
+            breaker.kickoff(looping)  # looping.kickoff() raises it too, on crewai 1.15
         except CrewPaused as stopped:
             calls = stopped.verdict.calls
             print(f"the breaker stopped the crew after {len(calls)} identical failing calls")

@@ -78,8 +78,8 @@ def test_another_crew_in_the_same_process_keeps_working(breaker: CrewBreaker) ->
     assert runs[f"crew:{working.id}"] == "active"
 
 
-@pytest.mark.skipif(not ABORTS, reason="crewai before 1.14 swallows a hook's exception")
-def test_on_crewai_1_14_kickoff_itself_raises_crew_paused(breaker: CrewBreaker) -> None:
+@pytest.mark.skipif(not ABORTS, reason="crewai without hooks.dispatch swallows a hook's exception")
+def test_with_hook_dispatch_kickoff_itself_raises_crew_paused(breaker: CrewBreaker) -> None:
     crew = crew_of(ScriptedLLM([action("fetch", {"url": "http://x"})]), "researcher", [fetch])
     with pytest.raises(CrewPaused, match="retry loop"):
         crew.kickoff()

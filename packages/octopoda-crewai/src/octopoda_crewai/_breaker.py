@@ -8,7 +8,7 @@ hook" and the agent carries on; a hard stop needs the model call blocked. So:
 * ``after_tool_call``: the call recorded (its result, or CrewAI's error text as the error)
   through the loop detectors of its run; the call that paused the run gets a note;
 * ``before_llm_call``: a paused run raises :class:`CrewPaused` (CrewAI's ``HookAborted``,
-  crewai 1.14+), which ends ``crew.kickoff()`` with a message that names the loop and its
+  crewai 1.15), which ends ``crew.kickoff()`` with a message that names the loop and its
   calls. Older crewai swallows a hook's exceptions, so there the hook refuses the call
   (False: ``kickoff`` raises CrewAI's "LLM call blocked" error) and
   :meth:`CrewBreaker.kickoff` turns that into :class:`CrewPaused`;
@@ -28,13 +28,15 @@ from typing import Any
 from octopoda import AgentRuntime, LoopPolicy, OctopodaError
 from octopoda.integrations import ActionRecorder, AgentRuntimes, Target, Verdict, paused_note
 
-try:  # crewai 1.14+: a hook aborts an operation with HookAborted, which reaches the caller
+# crewai with hooks.dispatch (1.15; not 1.13): a hook aborts with HookAborted, which
+# reaches the caller of kickoff().
+try:
     from crewai.hooks.dispatch import HookAborted as _Abort
 
     ABORTS = True
 except ImportError:  # pragma: no cover - depends on the crewai line
-    # Before 1.14 an exception in a hook is swallowed; returning False makes the executor
-    # raise a ValueError ("LLM call blocked by before_llm_call hook"), which
+    # Without it (1.13 and older) an exception in a hook is swallowed; returning False makes
+    # the executor raise a ValueError ("LLM call blocked by before_llm_call hook"), which
     # CrewBreaker.kickoff turns into CrewPaused.
     _Abort = Exception  # type: ignore[misc,assignment]
     ABORTS = False
@@ -176,7 +178,7 @@ class CrewBreaker:
 
     def kickoff(self, crew: Any, *args: Any, **kwargs: Any) -> Any:
         """``crew.kickoff(...)``; a crew the breaker stopped raises :class:`CrewPaused` on
-        every crewai line (1.14+ raise it from ``kickoff`` itself; before, CrewAI raises its
+        every crewai line (1.15 raises it from ``kickoff`` itself; 1.13 and older: CrewAI raises its
         own "LLM call blocked" error, which this turns into CrewPaused)."""
         try:
             return crew.kickoff(*args, **kwargs)

@@ -17,7 +17,7 @@ from octopoda.integrations import Target, resolve_runtime, run_blocking
 
 from ._vectors import VectorIndex
 
-try:  # crewai 1.14+; 1.10-1.13 have no such error, so ours stands in (also a ValueError)
+try:  # crewai 1.15 has it; 1.10.1 and 1.13.0 do not, so ours stands in (also a ValueError)
     from crewai.memory.storage.backend import EmbeddingDimensionMismatchError
 except ImportError:  # pragma: no cover - depends on the crewai line
 
@@ -214,12 +214,13 @@ class OctopodaStorage:
             self._cache(_Entry(env))
         self._seen_seq = seq
 
-    def _cache(self, entry: _Entry) -> None:
+    def _cache(self, entry: _Entry, vector: list[float] | None = None) -> None:
+        """Cache ``entry``; ``vector``: its embedding when the caller has it unpacked."""
         rid = entry.env["id"]
         self._entries[rid] = entry
         packed = entry.env.get("embedding")
         if packed:
-            self._index.put(rid, _unpack(packed))
+            self._index.put(rid, vector if vector is not None else _unpack(packed))
         else:
             self._index.remove(rid)
 
@@ -243,13 +244,15 @@ class OctopodaStorage:
         else:
             self._seen_seq = -2  # reload on the next call
 
-    def _write(self, entries: list[_Entry]) -> None:
+    def _write(
+        self, entries: list[_Entry], vectors: list[list[float] | None] | None = None
+    ) -> None:
         if not entries:
             return
         before = self._seen_seq
         done = self.agent.remember_many([(record_key(e.env["id"]), e.env) for e in entries])
-        for entry in entries:
-            self._cache(entry)
+        for entry, vector in zip(entries, vectors or [None] * len(entries), strict=True):
+            self._cache(entry, vector)
         self._wrote(done[-1].seq, before)
 
     def _forget(self, ids: Iterable[str]) -> int:
@@ -297,7 +300,7 @@ class OctopodaStorage:
             entries = [
                 _Entry(_envelope(r, _pack(r.embedding) if r.embedding else None)) for r in records
             ]
-            self._write(entries)
+            self._write(entries, [r.embedding or None for r in records])
 
     def update(self, record: MemoryRecord) -> None:
         """The next version of ``record`` (by id). Without an embedding it keeps the
@@ -340,7 +343,9 @@ class OctopodaStorage:
             for rid, score in self._index.search(query_embedding, allowed, limit):
                 if score < min_score:
                     break
-                out.append((self._entries[rid].record(), score))
+                # without the embedding, as Qdrant Edge's search returns them (CrewAI's
+                # recall and consolidation do not read it; get_record has it)
+                out.append((self._entries[rid].record(with_embedding=False), score))
             return out
 
     def delete(

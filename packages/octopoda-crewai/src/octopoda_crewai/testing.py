@@ -60,8 +60,8 @@ class _Script:
         return reply
 
 
-# BaseLLM is a pydantic model from crewai 1.14 (a plain ABC before): the scripted state lives
-# in a private attribute there, in an ordinary one before.
+# BaseLLM is a pydantic model in crewai 1.15 (a plain ABC in 1.10 and 1.13): the scripted
+# state lives in a private attribute there, in an ordinary one before.
 _PYDANTIC = issubclass(BaseLLM, BaseModel)
 
 
