@@ -437,7 +437,10 @@ def crewai(session: nox.Session, crewai: str) -> None:
     session.install(
         "-e", f"{CORE}[postgres]", "-e", CREWAI_PKG, f"crewai=={crewai}", *CREWAI_TEST_DEPS
     )
-    session.run("pytest", f"{CREWAI_PKG}/tests", *session.posargs, env=CREWAI_ENV)
+    args = list(session.posargs)
+    if (crewai, session.python) != (CREWAI_NEWEST, "3.11"):
+        args = ["-m", "not processes", *args]  # the crash test runs once, in the newest cell
+    session.run("pytest", f"{CREWAI_PKG}/tests", *args, env=CREWAI_ENV)
 
 
 @nox.session(python="3.11")

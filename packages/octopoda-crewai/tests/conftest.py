@@ -154,3 +154,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # CrewAI warns about its own deprecated fields when it reads them (its code, not ours);
     # every other warning stays an error.
     config.addinivalue_line("filterwarnings", r"ignore::DeprecationWarning:crewai(\..*)?")
+    config.addinivalue_line(
+        "markers",
+        "processes: starts Python processes (each imports crewai: slow); nox runs"
+        " them in the newest cell on 3.11 only",
+    )

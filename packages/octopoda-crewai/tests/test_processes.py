@@ -9,8 +9,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from octopoda_crewai import OctopodaStorage
 
+pytestmark = pytest.mark.processes
 PROCS = Path(__file__).resolve().parent / "procs"
 
 

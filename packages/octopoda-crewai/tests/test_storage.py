@@ -354,3 +354,13 @@ def test_record_ids_with_slashes_are_escaped(storage: OctopodaStorage) -> None:
     got = storage.get_record("a/b%c")
     assert got is not None and got.content == "odd id"
     assert record_key("a/b%c") == "crewai/mem/a%2Fb%25c"
+
+
+def test_update_can_move_a_record_to_another_scope(storage: OctopodaStorage) -> None:
+    r = rec("mover", scope="/a/x")
+    storage.save([r])
+    storage.update(r.model_copy(update={"scope": "/b"}))
+    assert (storage.count("/a"), storage.count("/b")) == (0, 1)
+    assert storage.list_scopes("/") == ["/b"]
+    assert [x.content for x, _ in storage.search(E, scope_prefix="/b")] == ["mover"]
+    assert storage.search(E, scope_prefix="/a") == []

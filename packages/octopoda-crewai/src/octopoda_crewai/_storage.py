@@ -182,6 +182,7 @@ class OctopodaStorage:
         self._target = store
         self._lock = threading.RLock()
         self._entries: dict[str, _Entry] = {}
+        self._scopes: dict[str, set[str]] = {}  # scope -> ids, for prefix selection
         self._index = VectorIndex()
         self._seen_seq = -1
         self._closed = False
@@ -205,6 +206,7 @@ class OctopodaStorage:
 
     def _reload(self) -> None:
         self._entries.clear()
+        self._scopes.clear()
         self._index.clear()
         seq = self._head_seq()
         for item in self.agent.search(RECORD_PREFIX, limit=None):
@@ -217,12 +219,23 @@ class OctopodaStorage:
     def _cache(self, entry: _Entry, vector: list[float] | None = None) -> None:
         """Cache ``entry``; ``vector``: its embedding when the caller has it unpacked."""
         rid = entry.env["id"]
+        self._uncache_scope(rid)
         self._entries[rid] = entry
+        self._scopes.setdefault(entry.scope, set()).add(rid)
         packed = entry.env.get("embedding")
         if packed:
             self._index.put(rid, vector if vector is not None else _unpack(packed))
         else:
             self._index.remove(rid)
+
+    def _uncache_scope(self, rid: str) -> None:
+        old = self._entries.get(rid)
+        if old is not None:
+            ids = self._scopes.get(old.scope)
+            if ids is not None:
+                ids.discard(rid)
+                if not ids:
+                    del self._scopes[old.scope]
 
     def _fresh(self) -> None:
         """Called under the lock before every operation: the cache as the store is now."""
@@ -262,6 +275,7 @@ class OctopodaStorage:
         before = self._seen_seq
         done = self.agent.forget_many(record_key(i) for i in wanted)
         for rid in wanted:
+            self._uncache_scope(rid)
             self._entries.pop(rid, None)
             self._index.remove(rid)
         if done:
@@ -284,9 +298,19 @@ class OctopodaStorage:
         metadata_filter: dict[str, Any] | None = None,
     ) -> list[_Entry]:
         prefix = _scope_of(scope_prefix)
-        if prefix is None and not categories and not metadata_filter:
-            return list(self._entries.values())
-        return [e for e in self._entries.values() if e.matches(prefix, categories, metadata_filter)]
+        if prefix is None:
+            found: Iterable[_Entry] = self._entries.values()
+        else:
+            entries = self._entries
+            found = [
+                entries[rid]
+                for scope, ids in self._scopes.items()
+                if _in_scope(scope, prefix)
+                for rid in ids
+            ]
+        if not categories and not metadata_filter:
+            return list(found)
+        return [e for e in found if e.matches(None, categories, metadata_filter)]
 
     # -- StorageBackend --------------------------------------------------------------------
 
@@ -462,6 +486,7 @@ class OctopodaStorage:
                 return
             self._closed = True
             self._entries.clear()
+            self._scopes.clear()
             self._index.clear()
             if self._owns_agent:
                 self.agent.close()
