@@ -444,6 +444,14 @@ def crewai(session: nox.Session, crewai: str) -> None:
 
 
 @nox.session(python="3.11")
+def typecheck_crewai(session: nox.Session) -> None:
+    """mypy --strict on octopoda-crewai, against the newest crewai (not in the default run:
+    another 1 GB venv; run it when the package changes)."""
+    session.install("-e", CORE, "-e", CREWAI_PKG, MYPY, f"crewai=={CREWAI_NEWEST}")
+    session.run("mypy", "--strict", f"{CREWAI_PKG}/src", env=CREWAI_ENV)
+
+
+@nox.session(python="3.11")
 def bench_crewai(session: nox.Session) -> None:
     """OctopodaStorage vs CrewAI's LanceDB storage (bench/bench_crewai.py; `-- --quick`)."""
     session.install("-e", CORE, "-e", CREWAI_PKG, f"crewai=={CREWAI_NEWEST}")

@@ -47,7 +47,7 @@ TOOL_ERROR_PREFIX = "I encountered an error while trying to use the tool."
 """How CrewAI's text of a failed tool call begins (what the model sees instead of a result)."""
 
 
-class CrewPaused(OctopodaError, _Abort):  # type: ignore[misc]
+class CrewPaused(OctopodaError, _Abort):
     """A crew's run is paused by the loop breaker; raised from the next model call, so it
     ends ``crew.kickoff()``. ``verdict`` names the run, the reason and the loop's calls."""
 

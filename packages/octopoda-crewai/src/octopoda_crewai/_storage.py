@@ -332,6 +332,7 @@ class OctopodaStorage:
         with self._lock:
             self._fresh()
             self._check_dim([record.embedding])
+            packed: str | None
             if record.embedding:
                 packed = _pack(record.embedding)
             else:
