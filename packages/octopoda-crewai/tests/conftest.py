@@ -154,6 +154,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # CrewAI warns about its own deprecated fields when it reads them (its code, not ours);
     # every other warning stays an error.
     config.addinivalue_line("filterwarnings", r"ignore::DeprecationWarning:crewai(\..*)?")
+    # Python 3.12+: CrewAI's MemoryRecord defaults and recency scoring call utcnow() (through
+    # pydantic's default factories, so the warning's module is not crewai's)
+    config.addinivalue_line(
+        "filterwarnings", r"ignore:datetime\.datetime\.utcnow:DeprecationWarning"
+    )
     config.addinivalue_line(
         "markers",
         "processes: starts Python processes (each imports crewai: slow); nox runs"
