@@ -511,6 +511,28 @@ def _autogen_pins(version: str) -> tuple[str, ...]:
     )
 
 
+# ---------------------------------------------------------------------------- crewai
+# octopoda-crewai against each supported CrewAI line, each in its own venv: 1.10.1 (the first
+# with the unified Memory and its StorageBackend), 1.13.0 (a middle line) and 1.15.30 (the
+# newest) on Python 3.11, and the newest on 3.10, 3.12 and 3.13 (crewai needs <3.14). CrewAI
+# is a 1 GB install, so the default run has two cells (oldest and newest on 3.11); the others
+# run on request (`nox -s "crewai(1.13.0-py3.11)"`).
+CREWAI_PKG = "packages/octopoda-crewai"
+CREWAI_NEWEST = "1.15.30"
+CREWAI_OLDEST = "1.10.1"
+CREWAI_CELLS = [
+    ("3.11", CREWAI_OLDEST),
+    ("3.11", "1.13.0"),
+    *((python, CREWAI_NEWEST) for python in PYTHONS),
+]
+CREWAI_TEST_DEPS = ("pytest", "pytest-socket", "psycopg[binary]>=3.2", "psycopg-pool>=3.2")
+CREWAI_ENV = {  # CrewAI's telemetry and tracing off in every session
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "OTEL_SDK_DISABLED": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+}
+
+
 @nox.session
 @nox.parametrize(
     "python,autogen",
@@ -562,3 +584,88 @@ nox.options.sessions += [
     "autogen_pyautogen",
     "typecheck_autogen",
 ]
+
+
+@nox.session
+@nox.parametrize(
+    "python,crewai", CREWAI_CELLS, ids=[f"{version}-py{python}" for python, version in CREWAI_CELLS]
+)
+def crewai(session: nox.Session, crewai: str) -> None:
+    """octopoda-crewai tests against one crewai release
+    (`nox -s "crewai(1.10.1-py3.11)"`; extra args go to pytest)."""
+    session.install(
+        "-e", f"{CORE}[postgres]", "-e", CREWAI_PKG, f"crewai=={crewai}", *CREWAI_TEST_DEPS
+    )
+    args = list(session.posargs)
+    if (crewai, session.python) != (CREWAI_NEWEST, "3.11"):
+        args = ["-m", "not processes", *args]  # the crash test runs once, in the newest cell
+    session.run("pytest", f"{CREWAI_PKG}/tests", *args, env=CREWAI_ENV)
+
+
+@nox.session(python="3.11")
+def typecheck_crewai(session: nox.Session) -> None:
+    """mypy --strict on octopoda-crewai, against the newest crewai (not in the default run:
+    another 1 GB venv; run it when the package changes)."""
+    session.install("-e", CORE, "-e", CREWAI_PKG, MYPY, f"crewai=={CREWAI_NEWEST}")
+    session.run("mypy", "--strict", f"{CREWAI_PKG}/src", env=CREWAI_ENV)
+
+
+@nox.session(python="3.11")
+def bench_crewai(session: nox.Session) -> None:
+    """OctopodaStorage vs CrewAI's LanceDB storage (bench/bench_crewai.py; `-- --quick`)."""
+    session.install("-e", CORE, "-e", CREWAI_PKG, f"crewai=={CREWAI_NEWEST}")
+    session.run("python", "bench/bench_crewai.py", *session.posargs, env=CREWAI_ENV)
+
+
+nox.options.sessions += [f"crewai({CREWAI_OLDEST}-py3.11)", f"crewai({CREWAI_NEWEST}-py3.11)"]
+
+
+# CrewAI's own memory tests (from its source distribution on PyPI, never copied here) against
+# OctopodaStorage: tests/parity/crewai_swap.py puts it behind LanceDBStorage and the Qdrant
+# Edge suite's storage fixture, tests/parity/allowlist.toml [crewai] lists what cannot pass.
+CREWAI_PARITY_TESTS = (
+    "tests/memory/test_qdrant_edge_storage.py",
+    "tests/memory/test_storage_factory.py",
+    "tests/memory/test_dimension_mismatch.py",
+    "tests/memory/test_unified_memory.py",
+    "tests/memory/test_memory_root_scope.py",
+)
+
+
+@nox.session(python="3.11")
+def parity_crewai(session: nox.Session) -> None:
+    """CrewAI's own memory tests with its storage swapped for OctopodaStorage
+    (tests/parity/README.md). `-- --parity-shipped` runs them as shipped; other args go to
+    pytest (`-- -k scope`, or test paths inside the unpacked source distribution)."""
+    import tarfile
+
+    version = CREWAI_NEWEST
+    session.install(
+        "-e", CORE, "-e", CREWAI_PKG, f"crewai=={version}", "pip", "pytest", "pytest-socket",
+        "pytest-asyncio",
+    )  # fmt: skip
+    tmp = Path(session.create_tmp()).resolve()
+    sdist = tmp / f"crewai-{version}"
+    if not (sdist / "PKG-INFO").is_file():
+        session.run(
+            "python", "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+            f"crewai=={version}", "--dest", str(tmp),
+        )  # fmt: skip
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        with tarfile.open(tmp / f"crewai-{version}.tar.gz") as archive:
+            archive.extractall(tmp, **safe)
+    args = list(session.posargs)
+    if not any((sdist / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):
+        args += CREWAI_PARITY_TESTS
+    session.chdir(sdist)
+    session.run(
+        # -c: the sdist's own pytest settings, not this repository's (the sdist is unpacked
+        # below it, in .nox/, and ours turn warnings into errors)
+        "pytest", "-c", "pyproject.toml", "--rootdir", ".", "-p", "crewai_swap",
+        "--disable-socket", "--allow-unix-socket",
+        "-W", "ignore::pytest.PytestDeprecationWarning", *args,
+        env={**CREWAI_ENV, "PYTHONPATH": str(ROOT / "tests" / "parity")},
+    )  # fmt: skip
+
+
+nox.options.sessions += ["parity_crewai"]

@@ -1,0 +1,45 @@
+"""Octopoda for CrewAI.
+
+    from crewai import Crew, Memory
+    from octopoda_crewai import OctopodaStorage
+
+    crew = Crew(agents=..., tasks=..., memory=Memory(storage=OctopodaStorage("crew.db")))
+
+or, process-wide, ``octopoda_crewai.install(store="crew.db")``: then ``Memory()``,
+``Memory(storage="octopoda")`` and ``Crew(memory=True)`` use it.
+
+* :class:`OctopodaStorage`: CrewAI's memory ``StorageBackend``; every record a versioned,
+  audited Octopoda memory (deletes are tombstones), searched by the embeddings CrewAI gives.
+* :func:`install` / :func:`uninstall`: the storage factory, registered and removed.
+* :func:`install_breaker` / :func:`uninstall_breaker`: every tool and model call of every
+  crew recorded in its run (``crew:<crew id>``); a run the loop policy paused ends its
+  ``kickoff()`` with :class:`CrewPaused`, naming the loop and its calls.
+"""
+
+from ._breaker import TOOL_ERROR_PREFIX, CrewBreaker, CrewPaused, install_breaker, uninstall_breaker
+from ._install import SPEC, install, installed, uninstall
+from ._storage import (
+    RECORD_PREFIX,
+    EmbeddingDimensionMismatchError,
+    OctopodaStorage,
+    record_key,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "RECORD_PREFIX",
+    "SPEC",
+    "TOOL_ERROR_PREFIX",
+    "CrewBreaker",
+    "CrewPaused",
+    "EmbeddingDimensionMismatchError",
+    "OctopodaStorage",
+    "__version__",
+    "install",
+    "install_breaker",
+    "installed",
+    "record_key",
+    "uninstall",
+    "uninstall_breaker",
+]

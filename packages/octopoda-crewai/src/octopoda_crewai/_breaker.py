@@ -1,0 +1,251 @@
+"""The loop breaker for crews: CrewAI's global hooks record every tool and model call, and
+a paused run's next model call is refused, so the crew stops.
+
+CrewAI's ``before_tool_call`` returning False only tells the model "Tool execution blocked by
+hook" and the agent carries on; a hard stop needs the model call blocked. So:
+
+* ``before_tool_call``: the breaker's guard; a paused run's tool is not run (False);
+* ``after_tool_call``: the call recorded (its result, or CrewAI's error text as the error)
+  through the loop detectors of its run; the call that paused the run gets a note;
+* ``before_llm_call``: a paused run raises :class:`CrewPaused` (CrewAI's ``HookAborted``,
+  crewai 1.15), which ends ``crew.kickoff()`` with a message that names the loop and its
+  calls. Older crewai swallows a hook's exceptions, so there the hook refuses the call
+  (False: ``kickoff`` raises CrewAI's "LLM call blocked" error) and
+  :meth:`CrewBreaker.kickoff` turns that into :class:`CrewPaused`;
+* ``after_llm_call``: the model call recorded (model, duration).
+
+Runs: ``crew:<crew id>`` (a task run alone: ``task:<task id>``), so two crews in one process
+never see each other's pauses. Each CrewAI agent (by role) is the Octopoda agent
+``agent_prefix + role``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from octopoda import AgentRuntime, LoopPolicy, OctopodaError
+from octopoda.integrations import ActionRecorder, AgentRuntimes, Target, Verdict, paused_note
+
+# crewai with hooks.dispatch (1.15; not 1.13): a hook aborts with HookAborted, which
+# reaches the caller of kickoff().
+try:
+    from crewai.hooks.dispatch import HookAborted as _Abort
+
+    ABORTS = True
+except ImportError:  # pragma: no cover - depends on the crewai line
+    # Without it (1.13 and older) an exception in a hook is swallowed; returning False makes
+    # the executor raise a ValueError ("LLM call blocked by before_llm_call hook"), which
+    # CrewBreaker.kickoff turns into CrewPaused.
+    _Abort = Exception  # type: ignore[misc,assignment]
+    ABORTS = False
+
+__all__ = ["TOOL_ERROR_PREFIX", "CrewBreaker", "CrewPaused", "install_breaker", "uninstall_breaker"]
+
+TOOL_ERROR_PREFIX = "I encountered an error while trying to use the tool."
+"""How CrewAI's text of a failed tool call begins (what the model sees instead of a result)."""
+
+
+class CrewPaused(OctopodaError, _Abort):
+    """A crew's run is paused by the loop breaker; raised from the next model call, so it
+    ends ``crew.kickoff()``. ``verdict`` names the run, the reason and the loop's calls."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        message = f"{verdict.message} {verdict.stopped_text()}"
+        Exception.__init__(self, message)
+        self.verdict = verdict
+        self.reason = message  # HookAborted's fields
+        self.source = "octopoda"
+
+
+def _run_id(ctx: Any) -> str | None:
+    crew = getattr(ctx, "crew", None)
+    if crew is not None and getattr(crew, "id", None) is not None:
+        return f"crew:{crew.id}"
+    task = getattr(ctx, "task", None)
+    if task is not None and getattr(task, "id", None) is not None:
+        return f"task:{task.id}"
+    return None
+
+
+def _role(ctx: Any) -> str:
+    agent = getattr(ctx, "agent", None)
+    return str(getattr(agent, "role", None) or "agent")
+
+
+def _is_error(result: Any) -> bool:
+    return isinstance(result, str) and result.lstrip().startswith(TOOL_ERROR_PREFIX)
+
+
+class CrewBreaker:
+    """Records every tool and model call of every crew in the process and stops a crew whose
+    run the loop policy paused. Use :func:`install_breaker`; ``runtimes`` and ``recorder``
+    are the kit's, so ``breaker.runtime(role)`` is the Octopoda agent of a CrewAI agent."""
+
+    def __init__(
+        self,
+        store: Target = None,
+        *,
+        policy: LoopPolicy | None = None,
+        agent_prefix: str = "crewai-",
+    ) -> None:
+        self.runtimes = AgentRuntimes(
+            store, policy=policy or LoopPolicy("pause"), agent_prefix=agent_prefix
+        )
+        self.recorder = ActionRecorder()
+        self._llm_started: dict[tuple[int, str | None], float] = {}
+        self._lock = threading.Lock()
+        self._roles: set[str] = set()
+        self._stopped: dict[str | None, Verdict] = {}
+
+    def runtime(self, role: str) -> AgentRuntime:
+        """The Octopoda agent of the CrewAI agent ``role``."""
+        return self.runtimes.runtime(role)
+
+    def _call(self, role: str, func: Any) -> Any:
+        with self._lock:
+            self._roles.add(role)
+        return self.runtimes.call(role, func)
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def before_tool_call(self, ctx: Any) -> bool | None:
+        role, run_id = _role(ctx), _run_id(ctx)
+        verdict = self._call(
+            role, lambda rt: self.recorder.guard(rt, ctx.tool_name, ctx.tool_input, run_id=run_id)
+        )
+        if verdict is not None:
+            return False
+        self.recorder.start((role, run_id, ctx.tool_name))
+        return None
+
+    def after_tool_call(self, ctx: Any) -> str | None:
+        role, run_id = _role(ctx), _run_id(ctx)
+        result = ctx.tool_result
+        error = result if _is_error(result) else None
+
+        def record(rt: AgentRuntime) -> str | None:
+            event = self.recorder.tool_call(
+                rt,
+                ctx.tool_name,
+                ctx.tool_input,
+                result=None if error else result,
+                error=error,
+                duration_ms=self.recorder.elapsed_ms((role, run_id, ctx.tool_name)),
+                run_id=run_id,
+            )
+            paused = self.recorder.paused_by(rt, event)
+            return None if paused is None else paused_note(rt.agent_id, paused, run_id)
+
+        note = self._call(role, record)
+        if note is None:
+            return None
+        return f"{result}\n\n{note}"
+
+    def before_llm_call(self, ctx: Any) -> bool | None:
+        role, run_id = _role(ctx), _run_id(ctx)
+        verdict = self._call(
+            role, lambda rt: self.recorder.guard(rt, "model call", None, run_id=run_id)
+        )
+        if verdict is not None:
+            with self._lock:
+                self._stopped[run_id] = verdict
+            if ABORTS:
+                raise CrewPaused(verdict)
+            return False
+        with self._lock:
+            self._llm_started[(id(getattr(ctx, "executor", None)), run_id)] = time.perf_counter()
+        return None
+
+    def after_llm_call(self, ctx: Any) -> str | None:
+        role, run_id = _role(ctx), _run_id(ctx)
+        with self._lock:
+            started = self._llm_started.pop((id(getattr(ctx, "executor", None)), run_id), None)
+        duration = None if started is None else (time.perf_counter() - started) * 1000
+        llm = getattr(ctx, "llm", None)
+        model = str(getattr(llm, "model", None) or type(llm).__name__)
+        self._call(
+            role,
+            lambda rt: self.recorder.llm_call(rt, model, duration_ms=duration, run_id=run_id),
+        )
+        return None
+
+    def stopped(self, crew: Any) -> Verdict | None:
+        """The verdict that stopped ``crew``'s run (its last model call refused), or None."""
+        with self._lock:
+            return self._stopped.get(f"crew:{crew.id}")
+
+    def kickoff(self, crew: Any, *args: Any, **kwargs: Any) -> Any:
+        """``crew.kickoff(...)``; a crew the breaker stopped raises :class:`CrewPaused` on
+        every crewai line (1.15 raises it from ``kickoff`` itself; 1.13 and older: CrewAI raises its
+        own "LLM call blocked" error, which this turns into CrewPaused)."""
+        try:
+            return crew.kickoff(*args, **kwargs)
+        except CrewPaused:
+            raise
+        except Exception as exc:
+            verdict = self.stopped(crew)
+            if verdict is None:
+                raise
+            raise CrewPaused(verdict) from exc
+
+    def close(self) -> None:
+        """Close the runtimes the breaker opened."""
+        with self._lock:
+            roles, self._roles = self._roles, set()
+        for role in roles:
+            self.runtimes.runtime(role).close()
+
+
+_state: dict[str, Any] = {}
+_state_lock = threading.Lock()
+
+
+def _hooks() -> Any:
+    import crewai.hooks as hooks
+
+    return hooks
+
+
+def install_breaker(
+    store: Target = None, *, policy: LoopPolicy | None = None, agent_prefix: str = "crewai-"
+) -> CrewBreaker:
+    """Register the loop breaker's hooks with CrewAI (process-wide, as CrewAI's hooks are)
+    and return it. ``policy``: the loop policy (default ``LoopPolicy("pause")``). Idempotent:
+    the same arguments again return the installed breaker; other arguments replace it.
+    :func:`uninstall_breaker` removes the hooks."""
+    with _state_lock:
+        key = (store if isinstance(store, str) else id(store), repr(policy), agent_prefix)
+        if _state.get("key") == key:
+            breaker: CrewBreaker = _state["breaker"]
+            return breaker
+        _uninstall_locked()
+        breaker = CrewBreaker(store, policy=policy, agent_prefix=agent_prefix)
+        hooks = _hooks()
+        hooks.register_before_tool_call_hook(breaker.before_tool_call)
+        hooks.register_after_tool_call_hook(breaker.after_tool_call)
+        hooks.register_before_llm_call_hook(breaker.before_llm_call)
+        hooks.register_after_llm_call_hook(breaker.after_llm_call)
+        _state.update(key=key, breaker=breaker)
+        return breaker
+
+
+def _uninstall_locked() -> bool:
+    breaker: CrewBreaker | None = _state.get("breaker")
+    if breaker is None:
+        return False
+    hooks = _hooks()
+    hooks.unregister_before_tool_call_hook(breaker.before_tool_call)
+    hooks.unregister_after_tool_call_hook(breaker.after_tool_call)
+    hooks.unregister_before_llm_call_hook(breaker.before_llm_call)
+    hooks.unregister_after_llm_call_hook(breaker.after_llm_call)
+    breaker.close()
+    _state.clear()
+    return True
+
+
+def uninstall_breaker() -> bool:
+    """Remove the breaker's hooks (and close its runtimes); whether one was installed."""
+    with _state_lock:
+        return _uninstall_locked()
