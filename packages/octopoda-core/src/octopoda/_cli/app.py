@@ -14,6 +14,7 @@ from .._version import __version__
 from .audit import audit, diff, timeline
 from .memory import export_command, import_command, memory
 from .options import OctopodaGroup, store_option
+from .serve import serve
 from .store import agents, doctor, version
 
 __all__ = ["cli"]
@@ -50,3 +51,6 @@ cli.add_command(import_command)
 cli.add_command(audit)
 cli.add_command(timeline)
 cli.add_command(diff)
+
+# -- server ----------------------------------------------------------------------------------
+cli.add_command(serve)
