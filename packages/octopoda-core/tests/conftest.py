@@ -142,18 +142,84 @@ def any_store_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--store-backend",
-        choices=("sqlite", "postgresql"),
+        choices=("sqlite", "postgresql", "remote", "remote-postgresql"),
         default="sqlite",
-        help="postgresql: stores opened by path or URL become PostgreSQL schemas (conftest.py)",
+        help="postgresql: stores opened by path or URL become PostgreSQL schemas; remote:"
+        " remote stores of one server process (over SQLite files, or remote-postgresql:"
+        " PostgreSQL schemas; conftest.py)",
     )
 
 
 _schemas = itertools.count()
 
 
+@pytest.fixture(scope="session")
+def remote_hub(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[str]:
+    """The URL of a test server process (``remote_hub.py``) that serves a fresh store
+    under ``/t/<name>`` for each name (over SQLite files, or PostgreSQL schemas with
+    ``--store-backend=remote-postgresql``)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    args = [sys.executable, str(Path(__file__).with_name("remote_hub.py"))]
+    args.append(str(tmp_path_factory.mktemp("hub")))
+    if request.config.getoption("--store-backend") == "remote-postgresql":
+        args.append(request.getfixturevalue("postgres_url"))
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        yield json.loads(proc.stdout.readline())["url"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
+
+
+def _remote_backend(request: pytest.FixtureRequest) -> Iterator[None]:
+    import octopoda._runtime.base
+    import octopoda._runtime.client
+    import octopoda._store.config as config
+    from octopoda._store.remote.store import RemoteStore
+
+    hub = request.getfixturevalue("remote_hub")
+    original = config.open_store
+    opened: dict[Any, Any] = {}
+
+    def open_store(store: Any = None, *, durability: str | None = None) -> Any:
+        target = store
+        if target is None and not os.environ.get("OCTOPODA_DATABASE_URL"):
+            target = str(config.default_store_path())
+        if not isinstance(target, (str, os.PathLike)) or "://" in str(target).replace(
+            "sqlite://", ""
+        ):
+            return original(store, durability=durability)
+        path = os.fspath(target)
+        key: Any = (
+            object()
+            if path == ":memory:"
+            else os.path.realpath(os.path.expanduser(config.parse_store_url(path)))
+        )
+        if key not in opened:
+            opened[key] = RemoteStore(f"{hub}/t/t{os.getpid()}_{next(_schemas)}")
+        return opened[key]
+
+    with pytest.MonkeyPatch.context() as mp:
+        for module in (config, octopoda._runtime.base, octopoda._runtime.client):
+            mp.setattr(module, "open_store", open_store)
+        yield
+    for store in opened.values():
+        store.close()
+
+
 @pytest.fixture(autouse=True)
 def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
-    if request.config.getoption("--store-backend") != "postgresql":
+    backend = request.config.getoption("--store-backend")
+    if backend.startswith("remote"):
+        yield from _remote_backend(request)
+        return
+    if backend != "postgresql":
         yield
         return
     import octopoda._runtime.base
@@ -192,3 +258,4 @@ def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
     for store in opened.values():
         store.close()
+

@@ -49,7 +49,7 @@ def list_agents(request: Request, limit: int = Limit, cursor: int = Cursor) -> J
     agents = [
         a
         for a in state_of(request).client.agents()
-        if token is None or token.may_agent(a.agent_id)
+        if token is None or token.may_agent(a.id)
     ]
     page = agents[cursor : cursor + limit + 1]
     return _page(page, limit, lambda _: cursor + limit)
@@ -186,7 +186,10 @@ def recall_similar(request: Request, agent: str, body: SearchBody) -> Json:
         return {
             "mode": found.mode,
             "note": found.note,
-            "matches": [jsonable(m) for m in found.matches],
+            "matches": [
+                {"key": m.key, "value": jsonable(m.value), "score": m.score, "why": jsonable(m.why)}
+                for m in found.matches
+            ],
         }
 
 

@@ -44,6 +44,17 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
             problem, status_code=problem["status"], media_type="application/problem+json"
         )
 
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        import logging
+
+        logging.getLogger("octopoda").error(
+            "octopoda serve: %s %s failed", request.method, request.url.path, exc_info=exc
+        )
+        problem = {"type": "InternalError", "title": "InternalError", "status": 500}
+        problem["detail"] = f"the server failed ({type(exc).__name__}); see its log"
+        return JSONResponse(problem, status_code=500, media_type="application/problem+json")
+
     @app.get("/v1/health", tags=["server"])
     def health() -> dict[str, Any]:
         """Liveness (needs no token)."""
@@ -93,6 +104,7 @@ def serve(
         from .._errors import ConfigError
 
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {exc}") from None
+    sock.listen(2048)  # (connections wait in the backlog until uvicorn accepts them)
     port = sock.getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     config = uvicorn.Config(
