@@ -153,28 +153,46 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 _schemas = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def remote_hub(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[str]:
-    """The URL of a test server process (``remote_hub.py``) that serves a fresh store
-    under ``/t/<name>`` for each name (over SQLite files, or PostgreSQL schemas with
-    ``--store-backend=remote-postgresql``)."""
+def start_hub(root: Any, postgres_url: str | None = None) -> tuple[Any, str]:
+    """A ``remote_hub.py`` process (over SQLite files in ``root``, or PostgreSQL schemas
+    of ``postgres_url``) and its URL."""
     import json
     import subprocess
     import sys
     from pathlib import Path
 
-    args = [sys.executable, str(Path(__file__).with_name("remote_hub.py"))]
-    args.append(str(tmp_path_factory.mktemp("hub")))
-    if request.config.getoption("--store-backend") == "remote-postgresql":
-        args.append(request.getfixturevalue("postgres_url"))
+    args = [sys.executable, str(Path(__file__).with_name("remote_hub.py")), str(root)]
+    args += [postgres_url] if postgres_url else []
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    try:
-        yield json.loads(proc.stdout.readline())["url"]
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        proc.stdout.close()
+    return proc, json.loads(proc.stdout.readline())["url"]
+
+
+def stop_hub(proc: Any) -> None:
+    proc.terminate()
+    proc.wait(10)
+    proc.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def remote_hub(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[str]:
+    """The URL of a test server process (``remote_hub.py``) that serves a fresh store
+    under ``/t/<name>`` for each name (over SQLite files, or PostgreSQL schemas with
+    ``--store-backend=remote-postgresql``)."""
+    postgres = None
+    if request.config.getoption("--store-backend") == "remote-postgresql":
+        postgres = request.getfixturevalue("postgres_url")
+    proc, url = start_hub(tmp_path_factory.mktemp("hub"), postgres)
+    yield url
+    stop_hub(proc)
+
+
+@pytest.fixture(scope="session")
+def remote_hub_postgres(postgres_url: str, tmp_path_factory: Any) -> Iterator[str]:
+    """A ``remote_hub.py`` process over PostgreSQL schemas."""
+    proc, url = start_hub(tmp_path_factory.mktemp("pghub"), postgres_url)
+    yield url
+    stop_hub(proc)
 
 
 def _remote_backend(request: pytest.FixtureRequest) -> Iterator[None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +28,7 @@ class ServerState:
         self.client = Octopoda(store)
         self._locks: dict[str, threading.RLock] = {}
         self._lock = threading.Lock()
+        self._done: OrderedDict[str, tuple[threading.Lock, list[Any]]] = OrderedDict()
 
     @contextmanager
     def agent(self, agent_id: str) -> Iterator[AgentRuntime]:
@@ -35,6 +37,22 @@ class ServerState:
             lock = self._locks.setdefault(agent_id, threading.RLock())
         with lock:
             yield self.client.agent(agent_id)
+
+    @contextmanager
+    def idempotency(self, key: str) -> Iterator[list[Any]]:
+        """The result of the commit with idempotency key ``key`` (a list: empty until one
+        is appended), one request per key at a time; the last 10,000 keys are kept."""
+        if not key:
+            yield []
+            return
+        with self._lock:
+            entry = self._done.get(key)
+            if entry is None:
+                entry = self._done[key] = (threading.Lock(), [])
+                while len(self._done) > 10_000:
+                    self._done.popitem(last=False)
+        with entry[0]:
+            yield entry[1]
 
     def close(self) -> None:
         self.client.close()

@@ -102,19 +102,30 @@ async def commit(request: Request) -> JSONResponse:
     state = state_of(request)
 
     def replay(planned: Event) -> Event:
-        if (
-            planned.seq != expect["seq"]
-            or planned.prev_hash != expect["prev_hash"]
-            or planned.payload != expect["payload"]
-        ):
+        if planned.seq != expect["seq"] or planned.prev_hash != expect["prev_hash"]:
+            raise _Moved
+        ids = _id_changes(expect["payload"], planned.payload, ())
+        if ids is None:
             raise _Moved
         planned.payload = final["payload"]
+        for path, value in ids:  # ids a store hands out anew (PostgreSQL sequences)
+            _set(planned.payload, path, value)
         chain_event(planned)
-        if planned.hash != final["hash"]:
+        if not ids and planned.hash != final["hash"]:
             raise InvalidInput("the event's hash is not the one the client computed")
         return planned
 
+    key = request.headers.get("idempotency-key", "")
+
     def run() -> Any:
+        with state.idempotency(key) as remembered:
+            if remembered:
+                return remembered[0]
+            done = apply()
+            remembered.append(done)
+            return done
+
+    def apply() -> Any:
         done = _applied(state, event.agent, expect["seq"], final["hash"])
         if done is not None:  # a retry of a commit that was applied
             return done
@@ -131,6 +142,47 @@ async def commit(request: Request) -> JSONResponse:
     except _Moved:
         detail = "the agent's head moved between prepare and commit; prepare again"
         return JSONResponse({"type": MOVED, "status": 409, "detail": detail}, status_code=409)
+
+
+def _id_changes(
+    expected: Any, planned: Any, path: tuple[Any, ...]
+) -> list[tuple[tuple[Any, ...], Any]] | None:
+    """Where ``planned`` differs from ``expected`` only in ids (``id``/``*_id`` integers a
+    store hands out anew on each attempt): those paths and values; None for any other
+    difference (the plan changed)."""
+    if type(expected) is not type(planned):
+        return None
+    if isinstance(expected, dict):
+        if expected.keys() != planned.keys():
+            return None
+        out: list[tuple[tuple[Any, ...], Any]] = []
+        for k, v in expected.items():
+            w = planned[k]
+            if v != w and type(v) is int and type(w) is int and (k == "id" or k.endswith("_id")):
+                out.append(((*path, k), w))
+                continue
+            found = _id_changes(v, w, (*path, k))
+            if found is None:
+                return None
+            out += found
+        return out
+    if isinstance(expected, (list, tuple)):
+        if len(expected) != len(planned):
+            return None
+        out = []
+        for i, (v, w) in enumerate(zip(expected, planned)):
+            found = _id_changes(v, w, (*path, i))
+            if found is None:
+                return None
+            out += found
+        return out
+    return [] if expected == planned else None
+
+
+def _set(payload: Any, path: tuple[Any, ...], value: Any) -> None:
+    for step in path[:-1]:
+        payload = payload[step]
+    payload[path[-1]] = value
 
 
 @router.post("/{method}")

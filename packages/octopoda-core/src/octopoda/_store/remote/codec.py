@@ -39,7 +39,16 @@ _TYPES: Final[dict[str, type]] = {
         ops.SetRunStatus,
     )
 }
-_EVENT_FIELDS: Final = ("agent", "kind", "payload", "time", "seq", "prev_hash", "hash")
+_EVENT_FIELDS: Final = (
+    "agent",
+    "kind",
+    "payload",
+    "time",
+    "seq",
+    "prev_hash",
+    "hash",
+    "payload_text",
+)
 
 
 def encode(x: Any) -> Any:
@@ -88,7 +97,14 @@ def decode(x: Any) -> Any:
         if "$event" in x:
             f = {k: decode(v) for k, v in x["$event"].items()}
             return Event(
-                f["agent"], f["kind"], f["payload"], f["time"], f["seq"], f["prev_hash"], f["hash"]
+                f["agent"],
+                f["kind"],
+                f["payload"],
+                f["time"],
+                f["seq"],
+                f["prev_hash"],
+                f["hash"],
+                f.get("payload_text", ""),
             )
     return {k: decode(v) for k, v in x.items()}
 

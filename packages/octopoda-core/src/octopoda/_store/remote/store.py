@@ -126,7 +126,7 @@ class RemoteStore:
         if isinstance(data, dict):
             if data.get("type") == MOVED:
                 raise _HeadMoved
-            raise decode_error(data, fallback)
+            raise decode_error(data, f"{fallback}: {data.get('detail', '')}")
         raise StorageError(fallback)
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -175,7 +175,8 @@ class RemoteStore:
                 event.payload = copy.deepcopy(original)
                 key = uuid.uuid4().hex
                 continue
-            final.payload_text = final.payload_text or ""
+            final.payload, final.hash = stored.payload, stored.hash  # (ids the server gave)
+            final.payload_text = stored.payload_text
             return final, list(versions)
         raise StorageError(
             f"agent {event.agent!r} kept changing on the server at {self._url}; try again"
