@@ -63,6 +63,7 @@ def main() -> None:
     postgres = sys.argv[2] if len(sys.argv) > 2 else None
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.listen(2048)
     config = uvicorn.Config(Hub(root, postgres), log_level="warning", lifespan="off")
     print(json.dumps({"url": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)

@@ -269,7 +269,7 @@ def test_a_100_mb_body_is_refused_without_reading_it(server: str) -> None:
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     # A chunked body is cut off as soon as it passes the limit.
     chunk = b"x" * 1_048_576
-    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(9))
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(33))
     chunked = (
         b"PUT /v1/agents/bot/memories/big HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + body

@@ -104,6 +104,7 @@ def serve(
         from .._errors import ConfigError
 
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {exc}") from None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.listen(2048)  # (connections wait in the backlog until uvicorn accepts them)
     port = sock.getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host

@@ -30,8 +30,9 @@ __all__ = [
 ]
 
 DEFAULT_PORT: Final = 7842
-MAX_BODY_BYTES: Final = 8 * 1024 * 1024
-"""Request bodies above 8 MiB are refused (413) before they are read."""
+MAX_BODY_BYTES: Final = 32 * 1024 * 1024
+"""Request bodies above 32 MiB are refused (413) before they are read (a value at the
+runtime's own limit, 16 MiB, fits base64-encoded in a remote store's commit)."""
 INSTALL: Final = "pip install 'octopoda-core[server]'"
 
 
