@@ -36,7 +36,9 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the core package."""
-    session.install("-e", f"{CORE}[cli,sign,postgres]", MYPY, "click", "pytest")
+    session.install(
+        "-e", f"{CORE}[cli,sign,postgres,server,remote]", MYPY, "click", "pytest", "types-requests"
+    )
     session.run("mypy", "--strict", f"{CORE}/src")
 
 
@@ -115,9 +117,7 @@ def tests_server(session: nox.Session) -> None:
     session.install("-e", f"{CORE}[cli,sign,postgres,server,remote]", *CORE_TEST_DEPS)
     session.run("pytest", *SERVER_TESTS, *session.posargs)
     deselect = " and ".join(f"not {name}" for name in REMOTE_SKIP)
-    session.run(
-        "pytest", f"{CORE}/tests/test_runtime.py", "--store-backend=remote", "-k", deselect
-    )
+    session.run("pytest", f"{CORE}/tests/test_runtime.py", "--store-backend=remote", "-k", deselect)
 
 
 @nox.session(python="3.11")

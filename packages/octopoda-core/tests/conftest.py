@@ -276,4 +276,3 @@ def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
     for store in opened.values():
         store.close()
-

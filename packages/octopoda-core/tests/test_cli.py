@@ -841,6 +841,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda memory list",
         "octopoda memory put",
         "octopoda memory search",
+        "octopoda serve",
         "octopoda timeline",
         "octopoda version",
     ]

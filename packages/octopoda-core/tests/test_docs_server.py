@@ -46,7 +46,7 @@ def matches(expected: Any, actual: Any) -> bool:
         return (
             isinstance(actual, list)
             and len(expected) == len(actual)
-            and all(matches(e, a) for e, a in zip(expected, actual))
+            and all(matches(e, a) for e, a in zip(expected, actual, strict=True))
         )
     return bool(expected == actual)
 

@@ -12,16 +12,15 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("requests")
 
-from octopoda import AgentRuntime, StorageError  # noqa: E402
-from octopoda._store.remote.store import RemoteStore  # noqa: E402
-from octopoda.testing import StoreConformance  # noqa: E402
+from octopoda import AgentRuntime, StorageError
+from octopoda._store.remote.store import RemoteStore
+from octopoda.testing import StoreConformance
 
 ROOT = Path(__file__).resolve().parents[3]
 _names = itertools.count()

@@ -18,7 +18,9 @@ def _load(name: str) -> Any:
     """A helper module beside this file (the tests are not a package)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(f"octopoda_test_{name}", Path(__file__).with_name(f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(
+        f"octopoda_test_{name}", Path(__file__).with_name(f"{name}.py")
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -85,7 +87,7 @@ def test_errors_are_problem_bodies_naming_the_octopoda_error(server: str, http: 
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["type"] == "NotFound" and "nobody-here" in r.json()["detail"]
     r = http.put(f"{server}/v1/agents/{'x' * 600}/memories/k", json={"value": 1})
-    assert r.status_code == 422 and r.json()["type"] == "InvalidAgentId"
+    assert r.status_code == 400 and r.json()["type"] == "InvalidAgentId"
     r = http.post(f"{server}/v1/agents/bot/snapshots/never/restore")
     assert r.status_code == 404 and r.json()["type"] == "SnapshotNotFound"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
@@ -47,9 +47,7 @@ def list_agents(request: Request, limit: int = Limit, cursor: int = Cursor) -> J
     """Every agent with its status, last activity and event count."""
     token = token_of(request)
     agents = [
-        a
-        for a in state_of(request).client.agents()
-        if token is None or token.may_agent(a.id)
+        a for a in state_of(request).client.agents() if token is None or token.may_agent(a.id)
     ]
     page = agents[cursor : cursor + limit + 1]
     return _page(page, limit, lambda _: cursor + limit)
@@ -87,7 +85,9 @@ def put_memory(request: Request, agent: str, key: str, body: PutBody) -> Json:
     """Write a new version of ``key`` (remember)."""
     allow(request, agent=agent)
     with state_of(request).agent(agent) as runtime:
-        return dict(jsonable(runtime.remember(key, body.value, tags=body.tags, ttl=body.ttl_seconds)))
+        return dict(
+            jsonable(runtime.remember(key, body.value, tags=body.tags, ttl=body.ttl_seconds))
+        )
 
 
 @router.post("/agents/{agent}/memories", tags=["memories"])
@@ -217,7 +217,7 @@ def decisions(request: Request, agent: str, limit: int | None = Query(None, ge=1
 def timeline(
     request: Request,
     agent: str,
-    kind: list[str] | None = Query(None, description="only events of these kinds"),
+    kind: Annotated[list[str] | None, Query(description="only events of these kinds")] = None,
     run_id: str | None = None,
     limit: int = Limit,
     cursor: int = Cursor,

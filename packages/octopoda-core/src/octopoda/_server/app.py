@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .._errors import OctopodaError
 from .._store.protocol import Store
@@ -16,6 +17,7 @@ from .._version import __version__
 from . import agents, collab, events, store_api
 from .docs_page import DOCS_HTML
 from .guard import RequestGuard
+from .models import PROBLEMS
 from .problems import problem_of
 from .settings import ServerSettings
 from .state import ServerState
@@ -44,6 +46,20 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
             problem, status_code=problem["status"], media_type="application/problem+json"
         )
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """FastAPI's own refusals (a body that is not JSON, an unknown route) as problems."""
+        from http import HTTPStatus
+
+        kind = HTTPStatus(exc.status_code).phrase.title().replace(" ", "").replace("-", "")
+        problem = {"type": kind, "title": kind, "status": exc.status_code, "detail": exc.detail}
+        return JSONResponse(
+            problem,
+            status_code=exc.status_code,
+            media_type="application/problem+json",
+            headers=getattr(exc, "headers", None),
+        )
+
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         import logging
@@ -64,9 +80,9 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
     def docs() -> HTMLResponse:
         return HTMLResponse(DOCS_HTML)
 
-    app.include_router(agents.router)
-    app.include_router(collab.router)
-    app.include_router(events.router)
+    app.include_router(agents.router, responses=PROBLEMS)
+    app.include_router(collab.router, responses=PROBLEMS)
+    app.include_router(events.router, responses=PROBLEMS)
     app.include_router(store_api.router)
     asgi: Any = app
     if settings.cors_origins:

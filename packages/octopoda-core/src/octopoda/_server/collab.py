@@ -77,7 +77,9 @@ def shared_items(
 
 
 @router.get("/spaces/{space}/conflicts")
-def conflicts(request: Request, space: str, agent: str, include_resolved: bool = False) -> list[Json]:
+def conflicts(
+    request: Request, space: str, agent: str, include_resolved: bool = False
+) -> list[Json]:
     allow(request, agent=agent, space=space)
     with state_of(request).agent(agent) as runtime:
         found = runtime.shared_conflicts(space=space, include_resolved=include_resolved)

@@ -94,18 +94,14 @@ class RequestGuard:
         limit = self.settings.max_body_bytes
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            await _refuse(
-                send, 413, "BodyTooLarge", f"request bodies are limited to {limit} bytes"
-            )
+            await _refuse(send, 413, "BodyTooLarge", f"request bodies are limited to {limit} bytes")
             return
         if scope["method"] in READ_METHODS and length is None:
             await self.app(scope, receive, send)
             return
         body = await _read_body(receive, limit)
         if body is None:
-            await _refuse(
-                send, 413, "BodyTooLarge", f"request bodies are limited to {limit} bytes"
-            )
+            await _refuse(send, 413, "BodyTooLarge", f"request bodies are limited to {limit} bytes")
             return
         await self.app(scope, _replay(body, receive), send)
 

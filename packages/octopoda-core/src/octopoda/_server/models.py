@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "PROBLEMS",
     "BatchBody",
     "BroadcastBody",
     "DecisionBody",
@@ -15,6 +16,7 @@ __all__ = [
     "ImportBody",
     "MessageBody",
     "Page",
+    "Problem",
     "ProgressBody",
     "PutBody",
     "ResolveBody",
@@ -24,6 +26,36 @@ __all__ = [
     "SnapshotBody",
     "SpaceBody",
 ]
+
+
+class Problem(BaseModel):
+    """An error: ``type`` is the OctopodaError class (or the guard's refusal), ``detail``
+    its message, ``attributes`` its fields (``VersionConflict``: key, expected, actual)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    attributes: dict[str, Any] | None = None
+
+
+_PROBLEM = {"schema": {"$ref": "#/components/schemas/Problem"}}
+PROBLEMS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "description": why, "content": {"application/problem+json": _PROBLEM}}
+    for code, why in (
+        (400, "InvalidInput, ConfigError"),
+        (401, "no token, or an unknown one"),
+        (403, "AccessDenied: a read-only or limited token, or not a space member"),
+        (404, "NotFound"),
+        (409, "VersionConflict, LoopDetected, AuditChainBroken"),
+        (413, "the body is over the limit"),
+        (421, "the Host header does not name this server"),
+        (423, "AgentPaused"),
+        (500, "an unexpected failure (logged)"),
+        (503, "StorageError"),
+    )
+}
+"""The problem responses every route may give (for the OpenAPI document)."""
 
 
 class Page(BaseModel):

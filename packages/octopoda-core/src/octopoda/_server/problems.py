@@ -1,4 +1,5 @@
-"""``OctopodaError`` -> HTTP: a status per error class and a problem body (RFC 9457 style)
+"""``OctopodaError`` -> HTTP: a status per error class (``InvalidInput`` is 400: 422 is
+FastAPI's own answer to a body that does not fit the schema) and a problem body (RFC 9457 style)
 naming the error's type and message; the remote store turns it back into the same error."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from typing import Any, Final
 from .. import _errors
 from .._store.remote.codec import encode_error
 
-__all__ = ["status_of", "problem_of"]
+__all__ = ["problem_of", "status_of"]
 
 _STATUS: Final[tuple[tuple[type[_errors.OctopodaError], int], ...]] = (
     (_errors.AccessDenied, 403),
@@ -17,7 +18,7 @@ _STATUS: Final[tuple[tuple[type[_errors.OctopodaError], int], ...]] = (
     (_errors.AuditChainBroken, 409),
     (_errors.LoopDetected, 409),
     (_errors.AgentPaused, 423),
-    (_errors.InvalidInput, 422),
+    (_errors.InvalidInput, 400),
     (_errors.ConfigError, 400),
     (_errors.StorageError, 503),
 )

@@ -42,7 +42,9 @@ def require_server_extra() -> None:
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise ConfigError(f"octopoda serve needs the server extra ({exc.name}): {INSTALL}") from None
+        raise ConfigError(
+            f"octopoda serve needs the server extra ({exc.name}): {INSTALL}"
+        ) from None
 
 
 def is_loopback(host: str) -> bool:

@@ -170,7 +170,7 @@ def _id_changes(
         if len(expected) != len(planned):
             return None
         out = []
-        for i, (v, w) in enumerate(zip(expected, planned)):
+        for i, (v, w) in enumerate(zip(expected, planned, strict=True)):
             found = _id_changes(v, w, (*path, i))
             if found is None:
                 return None

@@ -9,6 +9,7 @@ starts with ``$`` (a dict that has such keys itself is wrapped in ``{"$d": ...}`
 from __future__ import annotations
 
 import base64
+import contextlib
 from typing import Any, Final
 
 from ... import _errors
@@ -132,8 +133,6 @@ def decode_error(problem: dict[str, Any], fallback: str) -> _errors.OctopodaErro
     attrs = problem.get("attributes")
     if isinstance(attrs, dict):
         for k, v in attrs.items():
-            try:
+            with contextlib.suppress(AttributeError, TypeError):
                 setattr(exc, k, decode(v))
-            except (AttributeError, TypeError):
-                pass
     return exc

@@ -161,7 +161,11 @@ class RemoteStore:
             stamped: Event = self._post("prepare", {"request": encode(request)})
             event.seq, event.prev_hash = stamped.seq, stamped.prev_hash
             event.payload = stamped.payload
-            expect = {"seq": stamped.seq, "prev_hash": stamped.prev_hash, "payload": stamped.payload}
+            expect = {
+                "seq": stamped.seq,
+                "prev_hash": stamped.prev_hash,
+                "payload": stamped.payload,
+            }
             expect = copy.deepcopy(expect)
             final = pipeline(event)
             body = {
