@@ -299,3 +299,17 @@ def test_the_server_extra_missing_names_the_install_line() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "pip install 'octopoda-core[server]'" in result.stderr
+
+
+def test_the_remote_extra_missing_names_the_install_line() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['requests'] = None\n"
+        "from octopoda import AgentRuntime\n"
+        "AgentRuntime('bot', store='http://127.0.0.1:7842')"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "ConfigError" in result.stderr
+    assert "pip install 'octopoda-core[remote]'" in result.stderr
