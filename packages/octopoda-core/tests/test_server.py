@@ -79,6 +79,9 @@ def test_memories_put_get_history_list_forget_erase(server: str, http: Any) -> N
     verify = http.get(f"{server}/v1/agents/bot/audit/verify").json()
     assert verify["ok"] is True and verify["checked"] == 5
     assert http.get(f"{server}/v1/agents/bot/audit/head").json()["seq"] == 5
+    bundle = http.get(f"{server}/v1/agents/bot/audit/export").json()
+    assert len(bundle["events"]) == 5, sorted(bundle)
+    assert http.get(f"{server}/v1/agents/bot/audit/signed-heads").json() == []
 
 
 def test_errors_are_problem_bodies_naming_the_octopoda_error(server: str, http: Any) -> None:

@@ -302,6 +302,22 @@ def audit_head(request: Request, agent: str) -> Json:
         return dict(jsonable(runtime.audit.head()))
 
 
+@router.get("/agents/{agent}/audit/export", tags=["audit"])
+def audit_export(request: Request, agent: str) -> Json:
+    """The verifiable bundle of the agent's chain (``octopoda audit verify-bundle FILE``)."""
+    allow(request, agent=agent)
+    with state_of(request).agent(agent) as runtime:
+        return dict(jsonable(runtime.audit.export()))
+
+
+@router.get("/agents/{agent}/audit/signed-heads", tags=["audit"])
+def signed_heads(request: Request, agent: str) -> list[Json]:
+    """The agent's Ed25519-signed chain heads, by seq."""
+    allow(request, agent=agent)
+    with state_of(request).agent(agent) as runtime:
+        return [jsonable(h) for h in runtime.audit.signed_heads()]
+
+
 @router.get("/agents/{agent}/loops", tags=["loops"])
 def loop_status(request: Request, agent: str, run_id: str | None = None) -> Json:
     allow(request, agent=agent)
