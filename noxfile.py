@@ -13,7 +13,14 @@ import nox
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "typecheck", "tests", "tests_postgres", "tests_server", "schemathesis"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "tests",
+    "tests_postgres",
+    "tests_server",
+    "schemathesis",
+]
 
 ROOT = Path(__file__).parent
 CORE = "packages/octopoda-core"
