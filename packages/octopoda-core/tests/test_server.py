@@ -221,6 +221,8 @@ def test_tokens_are_required_and_scoped(guarded: str) -> None:
         with session("wrong-token-0000000000000") as wrong:
             assert wrong.get(url).status_code == 401
         assert anon.get(f"{guarded}/v1/health").json()["ok"] is True
+        assert anon.get(f"{guarded}/openapi.json").status_code == 200
+        assert anon.get(f"{guarded}/v1/agents").status_code == 401
         assert admin.put(url, json={"value": 1}).status_code == 200
         assert ro.get(url).json()["value"] == 1
         denied = ro.put(url, json={"value": 2})

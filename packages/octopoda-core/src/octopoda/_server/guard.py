@@ -50,7 +50,7 @@ STORE_READS: Final = frozenset(
         "value_bytes",
     }
 )
-PUBLIC: Final = frozenset({"/v1/health"})
+PUBLIC: Final = frozenset({"/v1/health", "/openapi.json", "/docs"})  # (they hold no data)
 
 
 def problem_bytes(status: int, kind: str, detail: str) -> bytes:
