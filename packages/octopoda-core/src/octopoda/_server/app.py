@@ -7,18 +7,16 @@ import socket
 import sys
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
 
-from .._errors import OctopodaError
 from .._store.protocol import Store
 from .._version import __version__
 from . import agents, collab, events, store_api
 from .docs_page import DOCS_HTML
 from .guard import RequestGuard
 from .models import PROBLEMS
-from .problems import problem_of
+from .problems import install_handlers
 from .settings import ServerSettings
 from .state import ServerState
 
@@ -39,37 +37,7 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
     )
     app.state.octopoda = ServerState(store, settings)
 
-    @app.exception_handler(OctopodaError)
-    async def octopoda_error(request: Request, exc: OctopodaError) -> JSONResponse:
-        problem = problem_of(exc)
-        return JSONResponse(
-            problem, status_code=problem["status"], media_type="application/problem+json"
-        )
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        """FastAPI's own refusals (a body that is not JSON, an unknown route) as problems."""
-        from http import HTTPStatus
-
-        kind = HTTPStatus(exc.status_code).phrase.title().replace(" ", "").replace("-", "")
-        problem = {"type": kind, "title": kind, "status": exc.status_code, "detail": exc.detail}
-        return JSONResponse(
-            problem,
-            status_code=exc.status_code,
-            media_type="application/problem+json",
-            headers=getattr(exc, "headers", None),
-        )
-
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        import logging
-
-        logging.getLogger("octopoda").error(
-            "octopoda serve: %s %s failed", request.method, request.url.path, exc_info=exc
-        )
-        problem = {"type": "InternalError", "title": "InternalError", "status": 500}
-        problem["detail"] = f"the server failed ({type(exc).__name__}); see its log"
-        return JSONResponse(problem, status_code=500, media_type="application/problem+json")
+    install_handlers(app)
 
     @app.get("/v1/health", tags=["server"])
     def health() -> dict[str, Any]:
