@@ -12,6 +12,7 @@ import re
 import socket
 import sys
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ import uvicorn
 from octopoda._server.app import create_app
 from octopoda._store.config import open_store
 
+KEEP_OPEN = 4
+"""Stores kept open: a test uses its own, so older ones are closed (their files stay)."""
 _NAME = re.compile(r"^/t/([A-Za-z0-9_]{1,60})(/.*)$")
 
 
@@ -27,7 +30,7 @@ class Hub:
     def __init__(self, root: Path, postgres: str | None) -> None:
         self.root = root
         self.postgres = postgres
-        self.apps: dict[str, Any] = {}
+        self.apps: OrderedDict[str, Any] = OrderedDict()
         self.lock = threading.Lock()
 
     def app(self, name: str) -> Any:
@@ -35,6 +38,10 @@ class Hub:
             app = self.apps.get(name)
             if app is None:
                 app = self.apps[name] = create_app(self._store(name))
+                while len(self.apps) > KEEP_OPEN:  # (each PostgreSQL store holds a pool)
+                    _, old = self.apps.popitem(last=False)
+                    old.fastapi.state.octopoda.store.close()
+            self.apps.move_to_end(name)
             return app
 
     def _store(self, name: str) -> Any:
