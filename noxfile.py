@@ -15,7 +15,14 @@ import nox
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "typecheck", "tests", "tests_postgres"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "tests",
+    "tests_postgres",
+    "tests_server",
+    "schemathesis",
+]
 
 ROOT = Path(__file__).parent
 CORE = "packages/octopoda-core"
@@ -38,7 +45,14 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the core package."""
-    session.install("-e", f"{CORE}[cli,sign,postgres,mcp]", MYPY, "click", "pytest")
+    session.install(
+        "-e",
+        f"{CORE}[cli,sign,postgres,mcp,server,remote]",
+        MYPY,
+        "click",
+        "pytest",
+        "types-requests",
+    )
     session.run("mypy", "--strict", f"{CORE}/src")
 
 
@@ -180,6 +194,44 @@ def mcp(session: nox.Session) -> None:
 
 
 nox.options.sessions.append("mcp")
+
+
+SERVER_DEPS = ("requests",)  # (the remote store's and the tests' HTTP client)
+SERVER_TESTS = [f"{CORE}/tests/{name}.py" for name in ("test_server", "test_remote_store")]
+# Runtime tests that start other processes on a file, or reach into the SQLite file or
+# a SqliteStore, cannot run through a server.
+REMOTE_SKIP = [*SQLITE_ONLY, "sqlite", "tracer", "read_only", "readonly", "durability"]
+
+
+@nox.session(python="3.11")
+def tests_server(session: nox.Session) -> None:
+    """`octopoda serve` and the remote store: the API and security tests (real server
+    processes), the store conformance suite through a server over SQLite and PostgreSQL,
+    and the runtime suite test_runtime.py through a server (`--store-backend=remote`)."""
+    session.install("-e", f"{CORE}[cli,sign,postgres,server,remote]", *CORE_TEST_DEPS)
+    session.run("pytest", *SERVER_TESTS, *session.posargs)
+    deselect = " and ".join(f"not {name}" for name in REMOTE_SKIP)
+    session.run("pytest", f"{CORE}/tests/test_runtime.py", "--store-backend=remote", "-k", deselect)
+
+
+@nox.session(python="3.11")
+def tests_remote(session: nox.Session) -> None:
+    """Every runtime suite through a server process: `nox -s tests_remote` (over SQLite
+    files) or `nox -s tests_remote -- --store-backend=remote-postgresql`."""
+    session.install("-e", f"{CORE}[cli,sign,postgres,server,remote]", *CORE_TEST_DEPS)
+    args = list(session.posargs)
+    if not any(a.startswith("--store-backend") for a in args):
+        args.append("--store-backend=remote")
+    deselect = " and ".join(f"not {name}" for name in REMOTE_SKIP)
+    session.run("pytest", *RUNTIME_SUITES, "-k", deselect, *args)
+
+
+@nox.session(python="3.11")
+def schemathesis(session: nox.Session) -> None:
+    """Schemathesis against a running `octopoda serve`'s /openapi.json (bounded cases):
+    no 5xx, no response that violates the schema."""
+    session.install("-e", f"{CORE}[cli,server,remote]", "schemathesis", *CORE_TEST_DEPS)
+    session.run("pytest", f"{CORE}/tests/test_server_schema.py", *session.posargs)
 
 
 @nox.session

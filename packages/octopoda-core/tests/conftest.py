@@ -142,18 +142,102 @@ def any_store_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--store-backend",
-        choices=("sqlite", "postgresql"),
+        choices=("sqlite", "postgresql", "remote", "remote-postgresql"),
         default="sqlite",
-        help="postgresql: stores opened by path or URL become PostgreSQL schemas (conftest.py)",
+        help="postgresql: stores opened by path or URL become PostgreSQL schemas; remote:"
+        " remote stores of one server process (over SQLite files, or remote-postgresql:"
+        " PostgreSQL schemas; conftest.py)",
     )
 
 
 _schemas = itertools.count()
 
 
+def start_hub(root: Any, postgres_url: str | None = None) -> tuple[Any, str]:
+    """A ``remote_hub.py`` process (over SQLite files in ``root``, or PostgreSQL schemas
+    of ``postgres_url``) and its URL."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    args = [sys.executable, str(Path(__file__).with_name("remote_hub.py")), str(root)]
+    args += [postgres_url] if postgres_url else []
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc, json.loads(proc.stdout.readline())["url"]
+
+
+def stop_hub(proc: Any) -> None:
+    proc.terminate()
+    proc.wait(10)
+    proc.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def remote_hub(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[str]:
+    """The URL of a test server process (``remote_hub.py``) that serves a fresh store
+    under ``/t/<name>`` for each name (over SQLite files, or PostgreSQL schemas with
+    ``--store-backend=remote-postgresql``)."""
+    postgres = None
+    if request.config.getoption("--store-backend") == "remote-postgresql":
+        postgres = request.getfixturevalue("postgres_url")
+    proc, url = start_hub(tmp_path_factory.mktemp("hub"), postgres)
+    yield url
+    stop_hub(proc)
+
+
+@pytest.fixture(scope="session")
+def remote_hub_postgres(postgres_url: str, tmp_path_factory: Any) -> Iterator[str]:
+    """A ``remote_hub.py`` process over PostgreSQL schemas."""
+    proc, url = start_hub(tmp_path_factory.mktemp("pghub"), postgres_url)
+    yield url
+    stop_hub(proc)
+
+
+def _remote_backend(request: pytest.FixtureRequest) -> Iterator[None]:
+    import octopoda._runtime.base
+    import octopoda._runtime.client
+    import octopoda._store.config as config
+    from octopoda._store.remote.store import RemoteStore
+
+    hub = request.getfixturevalue("remote_hub")
+    original = config.open_store
+    opened: dict[Any, Any] = {}
+
+    def open_store(store: Any = None, *, durability: str | None = None) -> Any:
+        target = store
+        if target is None and not os.environ.get("OCTOPODA_DATABASE_URL"):
+            target = str(config.default_store_path())
+        if not isinstance(target, (str, os.PathLike)) or "://" in str(target).replace(
+            "sqlite://", ""
+        ):
+            return original(store, durability=durability)
+        path = os.fspath(target)
+        key: Any = (
+            object()
+            if path == ":memory:"
+            else os.path.realpath(os.path.expanduser(config.parse_store_url(path)))
+        )
+        if key not in opened:
+            opened[key] = RemoteStore(f"{hub}/t/t{os.getpid()}_{next(_schemas)}")
+        return opened[key]
+
+    with pytest.MonkeyPatch.context() as mp:
+        for module in (config, octopoda._runtime.base, octopoda._runtime.client):
+            mp.setattr(module, "open_store", open_store)
+        yield
+    for store in opened.values():
+        store.close()
+
+
 @pytest.fixture(autouse=True)
 def _store_backend(request: pytest.FixtureRequest) -> Iterator[None]:
-    if request.config.getoption("--store-backend") != "postgresql":
+    backend = request.config.getoption("--store-backend")
+    if backend.startswith("remote"):
+        yield from _remote_backend(request)
+        return
+    if backend != "postgresql":
         yield
         return
     import octopoda._runtime.base

@@ -850,6 +850,7 @@ def test_the_expected_commands_are_registered() -> None:
         "octopoda memory search",
         "octopoda migrate",
         "octopoda reindex",
+        "octopoda serve",
         "octopoda timeline",
         "octopoda version",
     ]

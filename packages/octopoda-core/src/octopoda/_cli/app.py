@@ -16,6 +16,7 @@ from .mcp import mcp
 from .memory import export_command, import_command, memory, reindex_command
 from .migrate import migrate_command
 from .options import OctopodaGroup, store_option
+from .serve import serve
 from .store import agents, doctor, version
 
 __all__ = ["cli"]
@@ -57,3 +58,6 @@ cli.add_command(diff)
 
 # -- MCP -------------------------------------------------------------------------------------
 cli.add_command(mcp)
+
+# -- server ----------------------------------------------------------------------------------
+cli.add_command(serve)

@@ -2,8 +2,10 @@
 
 Resolution order for ``AgentRuntime(..., store=None)``:
 
-1. ``OCTOPODA_DATABASE_URL`` if set (a ``sqlite:///`` URL, a path, or a ``postgresql://`` URL,
-   which opens a :class:`~octopoda.PostgresStore` with the ``postgres`` extra);
+1. ``OCTOPODA_DATABASE_URL`` if set (a ``sqlite:///`` URL, a path, a ``postgresql://`` URL,
+   which opens a :class:`~octopoda.PostgresStore` with the ``postgres`` extra, or the
+   ``http://`` URL of an Octopoda server, a remote store with the ``remote`` extra and
+   ``OCTOPODA_SERVER_TOKEN``);
 2. ``$OCTOPODA_HOME/octopoda.db`` if ``OCTOPODA_HOME`` is set;
 3. ``~/.octopoda/octopoda.db``.
 
@@ -21,18 +23,28 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .postgres.store import PostgresStore
+    from .remote.store import RemoteStore
 from typing import Any, cast
 
 from .._errors import ConfigError
 from .protocol import Store
 from .sqlite.store import SqliteStore
 
-__all__ = ["default_store_path", "is_postgres_url", "open_store", "parse_store_url"]
+__all__ = [
+    "default_store_path",
+    "is_postgres_url",
+    "is_server_url",
+    "open_store",
+    "parse_store_url",
+]
 
 _shared: weakref.WeakValueDictionary[tuple[str, str, int], SqliteStore] = (
     weakref.WeakValueDictionary()
 )
 _shared_postgres: weakref.WeakValueDictionary[tuple[str, int], PostgresStore] = (
+    weakref.WeakValueDictionary()
+)
+_shared_remote: weakref.WeakValueDictionary[tuple[str, str, int], RemoteStore] = (
     weakref.WeakValueDictionary()
 )
 _shared_lock = threading.Lock()
@@ -81,6 +93,29 @@ def is_postgres_url(url: str) -> bool:
     return bool(sep) and scheme.lower() in ("postgresql", "postgres")
 
 
+def is_server_url(url: str) -> bool:
+    """Whether ``url`` names an Octopoda server (``http://`` or ``https://``)."""
+    scheme, sep, _ = url.partition("://")
+    return bool(sep) and scheme.lower() in ("http", "https")
+
+
+def _open_remote(url: str, durability: str | None) -> Store:
+    """The process's shared :class:`RemoteStore` for the server at ``url`` (one session,
+    with its connection pool, per URL, token and pid)."""
+    if durability not in (None, "normal", "full"):
+        raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
+    from .remote.store import RemoteStore  # raises ConfigError naming the extra when missing
+
+    cache_key = (url, os.environ.get("OCTOPODA_SERVER_TOKEN", ""), os.getpid())
+    with _shared_lock:
+        existing = _shared_remote.get(cache_key)
+        if existing is not None and not existing.closed:
+            return cast(Store, existing)
+        opened = RemoteStore(url)
+        _shared_remote[cache_key] = opened
+        return cast(Store, opened)
+
+
 def _open_postgres(url: str, durability: str | None) -> Store:
     """The process's shared :class:`PostgresStore` for ``url`` (one pool per URL and pid).
 
@@ -121,6 +156,8 @@ def open_store(store: Any = None, *, durability: str | None = None) -> Store:
         url = os.environ.get("OCTOPODA_DATABASE_URL")
         if url and is_postgres_url(url):
             return _open_postgres(url, durability)
+        if url and is_server_url(url):
+            return _open_remote(url, durability)
         if url:
             path = parse_store_url(url)
         else:
@@ -128,6 +165,8 @@ def open_store(store: Any = None, *, durability: str | None = None) -> Store:
             create_dirs = True
     elif isinstance(store, str) and is_postgres_url(store):
         return _open_postgres(store, durability)
+    elif isinstance(store, str) and is_server_url(store):
+        return _open_remote(store, durability)
     else:
         path = parse_store_url(os.fspath(store))
     mode = durability or "normal"

@@ -1,0 +1,107 @@
+"""``create_app``: the FastAPI application over a store; ``serve``: run it with uvicorn."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+
+from .._store.protocol import Store
+from .._version import __version__
+from . import agents, collab, events, store_api
+from .docs_page import DOCS_HTML
+from .guard import RequestGuard
+from .models import PROBLEMS
+from .problems import install_handlers
+from .settings import ServerSettings
+from .state import ServerState
+
+__all__ = ["create_app", "serve"]
+
+
+def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
+    """The ASGI application serving ``store`` (the request guard in front of FastAPI)."""
+    settings = settings or ServerSettings()
+    settings.check()
+    app = FastAPI(
+        title="Octopoda",
+        version=__version__,
+        description="Versioned memory, loop detection and a hash-chained audit trail for AI"
+        " agents. Errors are problem bodies: `type` is the OctopodaError class.",
+        docs_url=None,  # (FastAPI's pages load assets from a CDN; /docs is ours)
+        redoc_url=None,
+    )
+    app.state.octopoda = ServerState(store, settings)
+
+    install_handlers(app)
+
+    @app.get("/v1/health", tags=["server"])
+    def health() -> dict[str, Any]:
+        """Liveness (needs no token)."""
+        return {"ok": True, "version": __version__}
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return HTMLResponse(DOCS_HTML)
+
+    app.include_router(agents.router, responses=PROBLEMS)
+    app.include_router(collab.router, responses=PROBLEMS)
+    app.include_router(events.router, responses=PROBLEMS)
+    app.include_router(store_api.router)
+    asgi: Any = app
+    if settings.cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        asgi = CORSMiddleware(
+            asgi,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["*"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
+        )
+    guarded = RequestGuard(asgi, settings)
+    guarded.fastapi = app  # type: ignore[attr-defined]
+    return guarded
+
+
+def serve(
+    store: Store,
+    settings: ServerSettings,
+    *,
+    log_level: str = "warning",
+    announce_json: bool = False,
+) -> None:
+    """Serve until interrupted; says where on stderr (the port, when 0 asked for any)."""
+    import uvicorn
+
+    app = create_app(store, settings)
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((settings.host, settings.port))
+    except OSError as exc:
+        sock.close()
+        from .._errors import ConfigError
+
+        raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {exc}") from None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.listen(2048)  # (connections wait in the backlog until uvicorn accepts them)
+    port = sock.getsockname()[1]
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    config = uvicorn.Config(
+        app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5, lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    url = f"http://{host}:{port}"
+    print(f"octopoda serve: listening on {url} (store {store.url})", file=sys.stderr, flush=True)
+    if announce_json:
+        print(json.dumps({"url": url, "store": store.url}), flush=True)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        app.fastapi.state.octopoda.close()
