@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from ..._audit.signing import SignedHead
-from ..._errors import ConfigError, OctopodaError, StorageError
+from ..._errors import ConfigError, StorageError
 from ..._records import Event
 from ..ops import MemoryWrite, Op
 from ..rows import (
@@ -271,5 +271,5 @@ class RemoteStore:
             self._session.close()
 
 
-class _HeadMoved(OctopodaError):
+class _HeadMoved(Exception):
     """The server's head moved between prepare and commit (internal: planned again)."""
