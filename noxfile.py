@@ -218,7 +218,9 @@ nox.options.sessions.append("mcp")
 
 
 SERVER_DEPS = ("requests",)  # (the remote store's and the tests' HTTP client)
-SERVER_TESTS = [f"{CORE}/tests/{name}.py" for name in ("test_server", "test_remote_store")]
+SERVER_TESTS = [
+    f"{CORE}/tests/{name}.py" for name in ("test_server", "test_server_mcp", "test_remote_store")
+]
 # Runtime tests that start other processes on a file, or reach into the SQLite file or
 # a SqliteStore, cannot run through a server.
 REMOTE_SKIP = [*SQLITE_ONLY, "sqlite", "tracer", "read_only", "readonly", "durability"]
@@ -227,9 +229,10 @@ REMOTE_SKIP = [*SQLITE_ONLY, "sqlite", "tracer", "read_only", "readonly", "durab
 @nox.session(python="3.11")
 def tests_server(session: nox.Session) -> None:
     """`octopoda serve` and the remote store: the API and security tests (real server
-    processes), the store conformance suite through a server over SQLite and PostgreSQL,
-    and the runtime suite test_runtime.py through a server (`--store-backend=remote`)."""
-    session.install("-e", f"{CORE}[cli,sign,postgres,server,remote]", *CORE_TEST_DEPS)
+    processes), the MCP tools at /mcp, the store conformance suite through a server over
+    SQLite and PostgreSQL, and the runtime suite test_runtime.py through a server
+    (`--store-backend=remote`)."""
+    session.install("-e", f"{CORE}[cli,sign,postgres,server,remote,mcp]", *CORE_TEST_DEPS)
     session.run("pytest", *SERVER_TESTS, *session.posargs)
     deselect = " and ".join(f"not {name}" for name in REMOTE_SKIP)
     session.run("pytest", f"{CORE}/tests/test_runtime.py", "--store-backend=remote", "-k", deselect)

@@ -27,8 +27,13 @@ def test_the_tool_table_lists_every_tool_with_its_hints() -> None:
 
 def test_the_client_configurations_start_octopoda_mcp() -> None:
     configs = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", DOC, flags=re.DOTALL)]
-    assert len(configs) == 2
-    for config in configs:
+    stdio = [c for c in configs if "command" in c["mcpServers"]["octopoda"]]
+    (http,) = [c["mcpServers"]["octopoda"] for c in configs if c not in stdio]
+    assert len(stdio) == 2
+    # the HTTP one: octopoda serve's /mcp/ (tests/test_server_mcp.py serves it), a bearer token
+    assert http["type"] == "http" and http["url"].endswith(":7842/mcp/")
+    assert http["headers"] == {"Authorization": "Bearer <token>"}
+    for config in stdio:
         server = config["mcpServers"]["octopoda"]
         assert Path(server["command"]).name == "octopoda" and server["args"][0] == "mcp"
         assert set(server["env"]) == {"OCTOPODA_AGENT_ID"}  # no API key

@@ -139,6 +139,7 @@ def streamable_http_app(
     host: str = "127.0.0.1",
     stateless: bool = False,
     transport_security: Any = None,
+    close_store: bool = True,
 ) -> Any:
     """The MCP streamable-HTTP ASGI app (a Starlette app) serving every tool at ``path``.
 
@@ -152,7 +153,8 @@ def streamable_http_app(
                 yield
         api = FastAPI(lifespan=lifespan); api.mount("/mcp", mcp_app)
 
-    The app closes its store when its lifespan ends. ``host`` is the host the server
+    The app closes its store when its lifespan ends (``close_store=False``: a store the
+    caller closes). ``host`` is the host the server
     binds: for a loopback host the SDK's DNS-rebinding protection accepts only loopback
     ``Host`` headers; ``transport_security`` (an ``mcp.server.transport_security.
     TransportSecuritySettings``) sets the allowed hosts and origins instead.
@@ -173,7 +175,8 @@ def streamable_http_app(
                 yield
         finally:
             calls.close()
-            calls.store.close()
+            if close_store:
+                calls.store.close()
 
     app.router.lifespan_context = lifespan
     app.state.octopoda_calls = calls

@@ -52,6 +52,7 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
     app.include_router(collab.router, responses=PROBLEMS)
     app.include_router(events.router, responses=PROBLEMS)
     app.include_router(store_api.router)
+    _mount_mcp(app, store)
     asgi: Any = app
     if settings.cors_origins:
         from starlette.middleware.cors import CORSMiddleware
@@ -65,6 +66,37 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
     guarded = RequestGuard(asgi, settings)
     guarded.fastapi = app  # type: ignore[attr-defined]
     return guarded
+
+
+def _mount_mcp(app: Any, store: Store) -> None:
+    """The MCP tools over streamable HTTP at ``/mcp`` when the ``mcp`` extra is installed,
+    behind the same guard (tokens, Host, body size) as the API; its session manager runs in
+    the app's lifespan. The server's Host check stands in for the SDK's own."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return
+    from contextlib import asynccontextmanager
+
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from .._mcp.server import streamable_http_app
+
+    mcp_app = streamable_http_app(
+        store,
+        path="/",
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        close_store=False,  # (the server's store: closed by the server)
+    )
+    app.mount("/mcp", mcp_app)
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> Any:
+        async with inner(a), mcp_app.router.lifespan_context(mcp_app):
+            yield
+
+    app.router.lifespan_context = lifespan
 
 
 def serve(
@@ -93,7 +125,7 @@ def serve(
     port = sock.getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     config = uvicorn.Config(
-        app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5, lifespan="off"
+        app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5, lifespan="on"
     )
     server = uvicorn.Server(config)
     url = f"http://{host}:{port}"

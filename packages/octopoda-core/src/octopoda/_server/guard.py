@@ -90,6 +90,15 @@ class RequestGuard:
         if token is not None and token.scope == "read" and is_write(scope["method"], scope["path"]):
             await _refuse(send, 403, "AccessDenied", "this token is read-only")
             return
+        if token is not None and not token.unlimited and scope["path"].startswith("/mcp"):
+            await _refuse(
+                send,
+                403,
+                "AccessDenied",
+                "a token limited to agents or spaces cannot use /mcp (its tools name any agent);"
+                " use a token without agents/spaces limits",
+            )
+            return
         scope["octopoda.token"] = token
         limit = self.settings.max_body_bytes
         length = headers.get("content-length")
