@@ -9,6 +9,12 @@ CrewAI event becomes a decision event (``log_decision``) of the run the breaker 
 CrewAI agent (by role); crew events to every agent of the crew, so each agent's timeline of
 a run reads from the crew's start to its end.
 
+A decision passes through the run's loop detectors, which compare the decisions on one
+subject (``context["subject"]``). Each lifecycle event is its own subject (``crewai <kind>
+<CrewAI's event id>``), so a crew that runs the same task again, or whose agent fails and
+retries, is never a "restated decision"; and a decision is not new content, so these events
+never hide a loop of tool calls either.
+
 Order: CrewAI runs a sync handler on a pool of ten threads, so two events could be recorded
 out of order; the handlers here are coroutines that record without awaiting, which CrewAI
 runs one after the other on its event loop's thread, in the order they were emitted. The
@@ -87,7 +93,12 @@ class CrewEvents:
 
     # -- recording ----------------------------------------------------------------------------
 
-    def _log(self, role: str, run_id: str | None, text: str, context: dict[str, Any]) -> None:
+    def _log(
+        self, role: str, run_id: str | None, text: str, context: dict[str, Any], event: Any
+    ) -> None:
+        event_id = str(getattr(event, "event_id", None) or id(event))
+        context = {**context, "event_id": event_id}
+        context["subject"] = f"crewai {context['crewai']} {event_id}"
         try:
             self._breaker._call(
                 role, lambda rt: rt.log_decision(text, context=context, run_id=run_id)
@@ -104,7 +115,7 @@ class CrewEvents:
         context = {"crewai": kind, "crew": name, "crew_id": str(crew.id), **extra}
         roles = list(dict.fromkeys(str(a.role) for a in getattr(crew, "agents", None) or []))
         for role in roles:
-            self._log(role, run_id, f"crew {name!r} {kind.split('_')[1]}", context)
+            self._log(role, run_id, f"crew {name!r} {kind.split('_')[1]}", context, event)
 
     def task(self, kind: str, source: Any, event: Any, **extra: Any) -> None:
         task = _task_of(event, source)
@@ -115,7 +126,7 @@ class CrewEvents:
         name = _task_name(task)
         context = {"crewai": kind, "task": name, "task_id": str(task.id), **extra}
         text = f"task {name!r} {kind.split('_')[1]} by {role!r}"
-        self._log(role, _run_of(agent, task), text, context)
+        self._log(role, _run_of(agent, task), text, context, event)
 
     def agent(self, kind: str, source: Any, event: Any, **extra: Any) -> None:
         agent = getattr(event, "agent", None)
@@ -128,7 +139,7 @@ class CrewEvents:
         if task is not None:
             context["task_id"] = str(task.id)
         text = f"agent {role!r} {kind.split('_')[1]} task {name!r}"
-        self._log(role, _run_of(agent, task), text, context)
+        self._log(role, _run_of(agent, task), text, context, event)
 
     # -- the bus ------------------------------------------------------------------------------
 
