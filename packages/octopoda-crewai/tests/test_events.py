@@ -36,8 +36,7 @@ PRICES = {"scripted-pro": (2.0, 8.0)}
 def crew_of(llm: ScriptedLLM, role: str, *, tasks: int = 1) -> Crew:
     agent = Agent(role=role, goal="answer", backstory="a tester", llm=llm, tools=[add], max_iter=6)
     jobs = [
-        Task(description=f"job {i}", expected_output="an answer", agent=agent)
-        for i in range(tasks)
+        Task(description=f"job {i}", expected_output="an answer", agent=agent) for i in range(tasks)
     ]
     return Crew(agents=[agent], tasks=jobs)
 
