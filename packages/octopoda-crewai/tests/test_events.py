@@ -41,6 +41,14 @@ def crew_of(llm: ScriptedLLM, role: str, *, tasks: int = 1) -> Crew:
     return Crew(agents=[agent], tasks=jobs)
 
 
+@pytest.fixture(autouse=True)
+def crewai_storage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CrewAI's own task-output log of a crew with several tasks goes to this test's
+    directory (else one per project name under the user's data directory, shared by the
+    crewai lines, which read each other's rows as broken JSON)."""
+    monkeypatch.setenv("CREWAI_STORAGE_DIR", str(tmp_path / "crewai-storage"))
+
+
 @pytest.fixture
 def breaker(tmp_path: Path) -> Iterator[CrewBreaker]:
     b = octopoda_crewai.install_breaker(
