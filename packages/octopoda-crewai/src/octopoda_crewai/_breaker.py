@@ -12,7 +12,11 @@ hook" and the agent carries on; a hard stop needs the model call blocked. So:
   calls. Older crewai swallows a hook's exceptions, so there the hook refuses the call
   (False: ``kickoff`` raises CrewAI's "LLM call blocked" error) and
   :meth:`CrewBreaker.kickoff` turns that into :class:`CrewPaused`;
-* ``after_llm_call``: the model call recorded (model, duration).
+* ``after_llm_call``: the model call recorded (model, duration, and the tokens the LLM
+  counted during the call, from its ``get_token_usage_summary()``, priced by ``prices``).
+
+With the breaker, crew, task and agent start and finish are events of the same runs, from
+CrewAI's event bus (``_events.py``).
 
 Runs: ``crew:<crew id>`` (a task run alone: ``task:<task id>``), so two crews in one process
 never see each other's pauses. Each CrewAI agent (by role) is the Octopoda agent
@@ -26,7 +30,18 @@ import time
 from typing import Any
 
 from octopoda import AgentRuntime, LoopPolicy, OctopodaError
-from octopoda.integrations import ActionRecorder, AgentRuntimes, Target, Verdict, paused_note
+from octopoda.integrations import (
+    ActionRecorder,
+    AgentRuntimes,
+    Prices,
+    Target,
+    Verdict,
+    check_prices,
+    cost_of,
+    paused_note,
+)
+
+from ._events import CrewEvents, flush
 
 # crewai with hooks.dispatch (1.15; not 1.13): a hook aborts with HookAborted, which
 # reaches the caller of kickoff().
@@ -74,6 +89,19 @@ def _role(ctx: Any) -> str:
     return str(getattr(agent, "role", None) or "agent")
 
 
+def _usage(llm: Any) -> tuple[int, int] | None:
+    """The prompt and completion tokens ``llm`` counted so far (CrewAI's per-instance
+    totals), or None for a model that does not count."""
+    summary = getattr(llm, "get_token_usage_summary", None)
+    if summary is None:
+        return None
+    try:
+        metrics = summary()
+        return int(metrics.prompt_tokens or 0), int(metrics.completion_tokens or 0)
+    except Exception:  # a model whose counting is broken still has its call recorded
+        return None
+
+
 def _is_error(result: Any) -> bool:
     return isinstance(result, str) and result.lstrip().startswith(TOOL_ERROR_PREFIX)
 
@@ -89,12 +117,15 @@ class CrewBreaker:
         *,
         policy: LoopPolicy | None = None,
         agent_prefix: str = "crewai-",
+        prices: Prices | None = None,
     ) -> None:
+        self.prices = check_prices(prices)
         self.runtimes = AgentRuntimes(
             store, policy=policy or LoopPolicy("pause"), agent_prefix=agent_prefix
         )
         self.recorder = ActionRecorder()
-        self._llm_started: dict[tuple[int, str | None], float] = {}
+        self._llm_started: dict[tuple[int, str | None], tuple[float, tuple[int, int] | None]] = {}
+        self.events = CrewEvents(self)
         self._lock = threading.Lock()
         self._roles: set[str] = set()
         self._stopped: dict[str | None, Verdict] = {}
@@ -112,6 +143,7 @@ class CrewBreaker:
 
     def before_tool_call(self, ctx: Any) -> bool | None:
         role, run_id = _role(ctx), _run_id(ctx)
+        flush()  # the crew's, task's and agent's start on the chain before this call
         verdict = self._call(
             role, lambda rt: self.recorder.guard(rt, ctx.tool_name, ctx.tool_input, run_id=run_id)
         )
@@ -145,6 +177,7 @@ class CrewBreaker:
 
     def before_llm_call(self, ctx: Any) -> bool | None:
         role, run_id = _role(ctx), _run_id(ctx)
+        flush()
         verdict = self._call(
             role, lambda rt: self.recorder.guard(rt, "model call", None, run_id=run_id)
         )
@@ -155,19 +188,33 @@ class CrewBreaker:
                 raise CrewPaused(verdict)
             return False
         with self._lock:
-            self._llm_started[(id(getattr(ctx, "executor", None)), run_id)] = time.perf_counter()
+            key = (id(getattr(ctx, "executor", None)), run_id)
+            self._llm_started[key] = (time.perf_counter(), _usage(getattr(ctx, "llm", None)))
         return None
 
     def after_llm_call(self, ctx: Any) -> str | None:
         role, run_id = _role(ctx), _run_id(ctx)
         with self._lock:
             started = self._llm_started.pop((id(getattr(ctx, "executor", None)), run_id), None)
-        duration = None if started is None else (time.perf_counter() - started) * 1000
+        duration = None if started is None else (time.perf_counter() - started[0]) * 1000
         llm = getattr(ctx, "llm", None)
         model = str(getattr(llm, "model", None) or type(llm).__name__)
+        tokens_in = tokens_out = 0
+        before, after = (started[1] if started else None), _usage(llm)
+        if before is not None and after is not None:
+            tokens_in, tokens_out = max(0, after[0] - before[0]), max(0, after[1] - before[1])
+        cost = cost_of(self.prices, model, tokens_in, tokens_out)
         self._call(
             role,
-            lambda rt: self.recorder.llm_call(rt, model, duration_ms=duration, run_id=run_id),
+            lambda rt: self.recorder.llm_call(
+                rt,
+                model,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                cost_usd=cost,
+                duration_ms=duration,
+                run_id=run_id,
+            ),
         )
         return None
 
@@ -209,24 +256,36 @@ def _hooks() -> Any:
 
 
 def install_breaker(
-    store: Target = None, *, policy: LoopPolicy | None = None, agent_prefix: str = "crewai-"
+    store: Target = None,
+    *,
+    policy: LoopPolicy | None = None,
+    agent_prefix: str = "crewai-",
+    prices: Prices | None = None,
 ) -> CrewBreaker:
-    """Register the loop breaker's hooks with CrewAI (process-wide, as CrewAI's hooks are)
-    and return it. ``policy``: the loop policy (default ``LoopPolicy("pause")``). Idempotent:
+    """Register the loop breaker's hooks and its event-bus listener with CrewAI
+    (process-wide, as CrewAI's hooks are) and return it. ``policy``: the loop policy
+    (default ``LoopPolicy("pause")``); ``prices``: USD per million input and output tokens
+    by model (``{"gpt-4.1": (2.0, 8.0)}``), the cost of each model call. Idempotent:
     the same arguments again return the installed breaker; other arguments replace it.
     :func:`uninstall_breaker` removes the hooks."""
     with _state_lock:
-        key = (store if isinstance(store, str) else id(store), repr(policy), agent_prefix)
+        key = (
+            store if isinstance(store, str) else id(store),
+            repr(policy),
+            agent_prefix,
+            repr(sorted(check_prices(prices).items())),
+        )
         if _state.get("key") == key:
             breaker: CrewBreaker = _state["breaker"]
             return breaker
         _uninstall_locked()
-        breaker = CrewBreaker(store, policy=policy, agent_prefix=agent_prefix)
+        breaker = CrewBreaker(store, policy=policy, agent_prefix=agent_prefix, prices=prices)
         hooks = _hooks()
         hooks.register_before_tool_call_hook(breaker.before_tool_call)
         hooks.register_after_tool_call_hook(breaker.after_tool_call)
         hooks.register_before_llm_call_hook(breaker.before_llm_call)
         hooks.register_after_llm_call_hook(breaker.after_llm_call)
+        breaker.events.install()
         _state.update(key=key, breaker=breaker)
         return breaker
 
@@ -240,12 +299,14 @@ def _uninstall_locked() -> bool:
     hooks.unregister_after_tool_call_hook(breaker.after_tool_call)
     hooks.unregister_before_llm_call_hook(breaker.before_llm_call)
     hooks.unregister_after_llm_call_hook(breaker.after_llm_call)
+    breaker.events.uninstall()
     breaker.close()
     _state.clear()
     return True
 
 
 def uninstall_breaker() -> bool:
-    """Remove the breaker's hooks (and close its runtimes); whether one was installed."""
+    """Remove the breaker's hooks and listener (and close its runtimes); whether one was
+    installed."""
     with _state_lock:
         return _uninstall_locked()

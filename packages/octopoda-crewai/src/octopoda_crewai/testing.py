@@ -1,7 +1,9 @@
 """Offline stand-ins for CrewAI's models, for tests and examples (no API key, no network).
 
 * :class:`ScriptedLLM`: a ``BaseLLM`` (ReAct text protocol: no function calling) that answers
-  with its script, one reply per call, repeating the last one when the script runs out.
+  with its script, one reply per call, repeating the last one when the script runs out;
+  ``usage=(prompt, completion)`` counts those tokens for each call, as CrewAI's own models
+  count a provider's usage (``get_token_usage_summary()``).
 * :class:`MemoryLLM`: what CrewAI's ``Memory`` asks its own model (extraction, scope and
   category inference, query analysis) answered with one JSON object that fits each of
   those questions (``memories`` is what extraction returns); consolidation: insert.
@@ -66,14 +68,23 @@ _PYDANTIC = issubclass(BaseLLM, BaseModel)
 
 
 class ScriptedLLM(BaseLLM):
-    """Replies from ``script`` in order (the last one again once it runs out)."""
+    """Replies from ``script`` in order (the last one again once it runs out); with
+    ``usage=(prompt, completion)``, each call counts that many tokens."""
 
     if _PYDANTIC:
         _state: _Script = PrivateAttr()
+        _usage: tuple[int, int] | None = PrivateAttr(default=None)
 
-    def __init__(self, script: list[str], model: str = "scripted") -> None:
+    def __init__(
+        self,
+        script: list[str],
+        model: str = "scripted",
+        *,
+        usage: tuple[int, int] | None = None,
+    ) -> None:
         super().__init__(model=model)
         self._state = _Script(script)
+        self._usage = usage
 
     @property
     def calls(self) -> int:
@@ -85,7 +96,17 @@ class ScriptedLLM(BaseLLM):
         return self._state.seen
 
     def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
-        return self._state.next(messages)
+        reply = self._state.next(messages)
+        if self._usage is not None:
+            prompt, completion = self._usage
+            self._track_token_usage_internal(
+                {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                }
+            )
+        return reply
 
     def supports_function_calling(self) -> bool:
         return False
