@@ -31,22 +31,22 @@ from typing import Final, NamedTuple
 
 __all__ = [
     "CHECKPOINTS",
-    "STORE",
     "MAX_SEGMENT",
+    "STORE",
     "CheckpointKey",
     "chat_prefix",
     "checkpoint_key",
     "escape",
     "is_segment_of",
-    "namespace_prefix_at",
-    "original",
-    "segment",
     "latest_key",
     "namespace_prefix",
+    "namespace_prefix_at",
+    "original",
     "parse_checkpoint_key",
     "parse_store_key",
     "run_key",
     "run_prefix",
+    "segment",
     "store_key",
     "store_prefix",
     "thread_prefix",
@@ -149,10 +149,8 @@ def run_prefix(run_id: str) -> str:
 
 
 def run_key(run_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> str:
-    return (
-        f"{run_prefix(run_id)}{segment(thread_id)}/{segment(checkpoint_ns)}/"
-        f"{escape(checkpoint_id)}"
-    )
+    slot = f"{segment(thread_id)}/{segment(checkpoint_ns)}"
+    return f"{run_prefix(run_id)}{slot}/{escape(checkpoint_id)}"
 
 
 class CheckpointKey(NamedTuple):
