@@ -82,8 +82,11 @@ def test_long_segments_are_a_readable_start_and_a_digest() -> None:
 # -- the saver ------------------------------------------------------------------------------------
 
 
-def test_every_saver_call_round_trips_long_thread_ids(db_path: str) -> None:
-    saver = OctopodaSaver(db_path)
+@pytest.mark.parametrize("backend", ["db_path", "postgres_url"], ids=["sqlite", "postgres"])
+def test_every_saver_call_round_trips_long_thread_ids(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    saver = OctopodaSaver(request.getfixturevalue(backend))
     a = put_chain(saver, 3, LONG_A, LONG_NS, run_id="run-" + "x" * 2000)
     b = put_chain(saver, 2, LONG_B, run_id="run-b")
     saver.put_writes(a[-1], [("messages", "for a")], "task-" + "z" * 2000)
