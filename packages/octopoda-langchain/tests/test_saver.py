@@ -16,6 +16,7 @@ from octopoda_langchain._keys import (
     checkpoint_key,
     escape,
     latest_key,
+    original,
     parse_checkpoint_key,
     parse_store_key,
     run_key,
@@ -72,12 +73,14 @@ def test_escape_round_trips_and_hides_slashes(text: str) -> None:
 
 def test_keys_parse_back() -> None:
     thread, ns, cid = "user/42%", "parent:1|child:2", "1ef-abc"
-    assert parse_checkpoint_key(checkpoint_key(thread, ns, cid))[:4] == ("c", thread, ns, cid)
+    t, n = escape(thread), escape(ns)  # parsed back as key segments
+    assert parse_checkpoint_key(checkpoint_key(thread, ns, cid))[:4] == ("c", t, n, cid)
     parsed = parse_checkpoint_key(write_key(thread, ns, cid, "task/1", -3))
-    assert parsed is not None and (parsed.task_id, parsed.idx) == ("task/1", -3)
-    assert parse_checkpoint_key(latest_key(thread, ns))[:3] == ("latest", thread, ns)
+    assert parsed is not None and (parsed.task_id, parsed.idx) == (escape("task/1"), -3)
+    assert parse_checkpoint_key(latest_key(thread, ns))[:3] == ("latest", t, n)
     parsed = parse_checkpoint_key(run_key("run/1", thread, ns, cid))
-    assert parsed is not None and parsed.run_id == "run/1" and parsed.checkpoint_id == cid
+    assert parsed is not None and parsed.run_id == escape("run/1")
+    assert parsed.checkpoint_id == cid and original(parsed.thread) == thread
     assert parse_checkpoint_key("lg/t/broken") is None
     assert parse_checkpoint_key("other") is None
     assert parse_store_key(store_key(("users", "a/b"), "k//x")) == (("users", "a/b"), "k//x")

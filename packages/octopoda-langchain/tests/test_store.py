@@ -369,3 +369,37 @@ def test_store_and_saver_share_one_agent(db_path: str) -> None:
     assert store.agent is saver.agent
     assert agent.keys("ls/") == [store_key(("users", "u1"), "name")]
     assert agent.audit.verify().ok
+
+
+def test_a_value_that_cannot_be_stored_is_named_as_the_caller_put_it(
+    store: OctopodaStore,
+) -> None:
+    from langgraph.store.base import PutOp
+
+    from octopoda import InvalidValue
+
+    cases = [
+        ({"s": {1, 2}}, "a set at value['s'] is not JSON-serialisable"),
+        ({"a": [1, {"b": float("nan")}]}, "nan at value['a'][1]['b'] has no JSON form"),
+        ({"d": {1: "x"}}, "dict key 1 at value['d']"),
+    ]
+    for value, wanted in cases:
+        with pytest.raises(InvalidValue) as refused:
+            store.put(("users", "u1"), "prefs", value)
+        message = str(refused.value)
+        assert wanted in message, message
+        assert "['value']" not in message
+        assert "'prefs'" in message and "('users', 'u1')" in message
+    # in a batch of several puts, the bad one is named
+    with pytest.raises(InvalidValue) as refused:
+        store.batch(
+            [
+                PutOp(("users", "u1"), "fine", {"x": 1}),
+                PutOp(("users", "u2"), "broken", {"s": {3}}),
+            ]
+        )
+    message = str(refused.value)
+    assert "'broken'" in message and "('users', 'u2')" in message
+    assert "value['s']" in message and "['value']" not in message
+    assert store.get(("users", "u1"), "fine") is None  # nothing of the batch was stored
+    assert store.get(("users", "u1"), "prefs") is None

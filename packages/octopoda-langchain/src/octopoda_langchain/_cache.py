@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 from octopoda import Event
 
 from ._codec import CheckpointRecord, WriteRecord
-from ._keys import CHECKPOINTS, parse_checkpoint_key
+from ._keys import CHECKPOINTS, is_segment_of, parse_checkpoint_key
 
 __all__ = ["CheckpointCache"]
 
@@ -90,11 +90,11 @@ class CheckpointCache:
         self.writes.clear()
         self.complete_above.clear()
 
-    def forget(self, thread_id: str, checkpoint_ns: str | None = None) -> None:
-        """Drop what is cached for a thread (one namespace of it, or all)."""
+    def forget_segments(self, thread_segment: str, ns_segment: str) -> None:
+        """Drop what is cached for the namespace whose key segments these are."""
 
         def keep(key: tuple[str, ...]) -> bool:
-            return key[0] != thread_id or (checkpoint_ns is not None and key[1] != checkpoint_ns)
+            return not (is_segment_of(key[1], ns_segment) and is_segment_of(key[0], thread_segment))
 
         self.latest.drop_where(keep)
         self.records.drop_where(keep)
@@ -152,7 +152,7 @@ class CheckpointCache:
                 if parsed is None:
                     self.clear()
                     return
-                self.forget(parsed.thread_id, parsed.checkpoint_ns)
+                self.forget_segments(parsed.thread, parsed.ns)
 
     def advance(self, seq: int) -> bool:
         """After this saver committed event ``seq``: True when nothing else happened since the

@@ -13,28 +13,40 @@ namespace or key may contain any character::
 
     chat/<session>/<time ns>-<random>                          a chat message
 
+A segment longer than :data:`MAX_SEGMENT` characters (escaped) is kept as its escaped start,
+``%~`` and the SHA-256 of the whole text (:func:`segment`): every key stays within the core's
+1,024 characters, and no escaped text contains ``%~``, so a shortened segment never equals
+another one. Such a segment cannot be read back: the checkpoint record holds the full ids.
+
 Octopoda orders keys by their UTF-8 bytes (SQLite ``BINARY``, PostgreSQL ``COLLATE "C"``), so
 a prefix selects one thread, one namespace or one checkpoint's writes.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 __all__ = [
     "CHECKPOINTS",
+    "MAX_SEGMENT",
     "STORE",
     "CheckpointKey",
     "chat_prefix",
     "checkpoint_key",
     "escape",
+    "is_segment_of",
     "latest_key",
     "namespace_prefix",
+    "namespace_prefix_at",
+    "original",
     "parse_checkpoint_key",
     "parse_store_key",
     "run_key",
     "run_prefix",
+    "segment",
     "store_key",
     "store_prefix",
     "thread_prefix",
@@ -65,15 +77,53 @@ def unescape(segment: str) -> str:
     return _ESCAPED.sub(lambda m: _UNESCAPES[m.group()], segment)
 
 
+MAX_SEGMENT: Final = 256
+"""The longest segment (escaped) a checkpoint key holds as is: four of them and an id fit."""
+_SHORTENED = "%~"  # never in an escaped text: each % there starts %25, %2F or %00
+_DIGEST_CHARS: Final = 64
+
+
+@functools.lru_cache(maxsize=4096)
+def segment(text: str) -> str:
+    """``text`` as a key segment: escaped, and when longer than :data:`MAX_SEGMENT`, its
+    readable start, ``%~`` and the SHA-256 of the whole ``text``."""
+    escaped = escape(text)
+    if len(escaped) <= MAX_SEGMENT:
+        return escaped
+    start = escaped[: MAX_SEGMENT - len(_SHORTENED) - _DIGEST_CHARS]
+    cut = start.rfind("%", len(start) - 2)
+    if cut >= 0:  # do not split an escape
+        start = start[:cut]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{start}{_SHORTENED}{digest}"
+
+
+def original(key_segment: str) -> str | None:
+    """The text a key segment stands for; None for a shortened one (read the record)."""
+    return None if _SHORTENED in key_segment else unescape(key_segment)
+
+
+def is_segment_of(text: str, key_segment: str) -> bool:
+    """Whether ``key_segment`` is :func:`segment` of ``text``."""
+    if _SHORTENED in key_segment:
+        return len(text) >= len(key_segment) - _DIGEST_CHARS and segment(text) == key_segment
+    return text == unescape(key_segment)
+
+
 # -- checkpoints ----------------------------------------------------------------------------
 
 
 def thread_prefix(thread_id: str) -> str:
-    return f"{CHECKPOINTS}t/{escape(thread_id)}/"
+    return f"{CHECKPOINTS}t/{segment(thread_id)}/"
 
 
 def namespace_prefix(thread_id: str, checkpoint_ns: str) -> str:
-    return f"{CHECKPOINTS}t/{escape(thread_id)}/{escape(checkpoint_ns)}/"
+    return namespace_prefix_at(segment(thread_id), segment(checkpoint_ns))
+
+
+def namespace_prefix_at(thread_segment: str, ns_segment: str) -> str:
+    """:func:`namespace_prefix` from key segments (as :func:`parse_checkpoint_key` gives)."""
+    return f"{CHECKPOINTS}t/{thread_segment}/{ns_segment}/"
 
 
 def checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> str:
@@ -91,26 +141,27 @@ def writes_prefix(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> str
 def write_key(
     thread_id: str, checkpoint_ns: str, checkpoint_id: str, task_id: str, idx: int
 ) -> str:
-    return f"{writes_prefix(thread_id, checkpoint_ns, checkpoint_id)}{escape(task_id)}/{idx}"
+    return f"{writes_prefix(thread_id, checkpoint_ns, checkpoint_id)}{segment(task_id)}/{idx}"
 
 
 def run_prefix(run_id: str) -> str:
-    return f"{CHECKPOINTS}r/{escape(run_id)}/"
+    return f"{CHECKPOINTS}r/{segment(run_id)}/"
 
 
 def run_key(run_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> str:
-    return (
-        f"{run_prefix(run_id)}{escape(thread_id)}/{escape(checkpoint_ns)}/{escape(checkpoint_id)}"
-    )
+    slot = f"{segment(thread_id)}/{segment(checkpoint_ns)}"
+    return f"{run_prefix(run_id)}{slot}/{escape(checkpoint_id)}"
 
 
 class CheckpointKey(NamedTuple):
     """A parsed ``lg/`` key. ``kind``: ``c`` (checkpoint), ``w`` (write), ``latest``, ``r``
-    (run index). ``task_id``/``idx`` are set for writes, ``run_id`` for the run index."""
+    (run index). ``thread``/``ns`` are key segments (:func:`original` gives the ids unless
+    they were shortened); ``task_id``/``idx`` are set for writes (``task_id`` as a segment),
+    ``run_id`` (a segment) for the run index."""
 
     kind: str
-    thread_id: str
-    checkpoint_ns: str
+    thread: str
+    ns: str
     checkpoint_id: str | None = None
     task_id: str | None = None
     idx: int | None = None
@@ -124,17 +175,17 @@ def parse_checkpoint_key(key: str) -> CheckpointKey | None:
     parts = key[len(CHECKPOINTS) :].split("/")
     try:
         if parts[0] == "t":
-            thread, ns, kind = unescape(parts[1]), unescape(parts[2]), parts[3]
+            thread, ns, kind = parts[1], parts[2], parts[3]
             if kind == "c" and len(parts) == 5:
                 return CheckpointKey("c", thread, ns, unescape(parts[4]))
             if kind == "w" and len(parts) == 7:
-                cid, task = unescape(parts[4]), unescape(parts[5])
+                cid, task = unescape(parts[4]), parts[5]
                 return CheckpointKey("w", thread, ns, cid, task, int(parts[6]))
             if kind == "latest" and len(parts) == 4:
                 return CheckpointKey("latest", thread, ns)
         elif parts[0] == "r" and len(parts) == 5:
-            run, thread, ns, cid = (unescape(p) for p in parts[1:])
-            return CheckpointKey("r", thread, ns, cid, run_id=run)
+            run, thread, ns, cid = parts[1:]
+            return CheckpointKey("r", thread, ns, unescape(cid), run_id=run)
     except (IndexError, ValueError):
         return None
     return None

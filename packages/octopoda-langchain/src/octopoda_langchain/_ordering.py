@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from octopoda import AgentRuntime, MemoryItem
 
-from ._keys import CHECKPOINTS, escape, unescape
+from ._keys import CHECKPOINTS, segment
 
 __all__ = [
     "ORDER",
@@ -36,7 +36,9 @@ __all__ = [
     "metadata_tags",
     "newest_first",
     "order_key",
+    "order_key_at",
     "order_keys",
+    "order_keys_at",
 ]
 
 ORDER = CHECKPOINTS + "o/"
@@ -64,21 +66,35 @@ def ascending(segment: str) -> str:
 def order_key(
     thread_id: str, checkpoint_ns: str, checkpoint_id: str, *, tagged: bool = True
 ) -> str:
+    return order_key_at(segment(thread_id), segment(checkpoint_ns), checkpoint_id, tagged=tagged)
+
+
+def order_key_at(
+    thread_segment: str, ns_segment: str, checkpoint_id: str, *, tagged: bool = True
+) -> str:
+    """:func:`order_key` from key segments (``_keys.segment``)."""
     prefix = ORDER if tagged else UNTAGGED_ORDER
-    return f"{prefix}{descending(checkpoint_id)}/{escape(thread_id)}/{escape(checkpoint_ns)}"
+    return f"{prefix}{descending(checkpoint_id)}/{thread_segment}/{ns_segment}"
 
 
 def order_keys(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[str]:
     """Both places a checkpoint's order key may be (to delete it)."""
+    return order_keys_at(segment(thread_id), segment(checkpoint_ns), checkpoint_id)
+
+
+def order_keys_at(thread_segment: str, ns_segment: str, checkpoint_id: str) -> list[str]:
     return [
-        order_key(thread_id, checkpoint_ns, checkpoint_id, tagged=tagged)
+        order_key_at(thread_segment, ns_segment, checkpoint_id, tagged=tagged)
         for tagged in (True, False)
     ]
 
 
 class OrderRow(NamedTuple):
-    thread_id: str
-    checkpoint_ns: str
+    """An order key's checkpoint: thread and namespace as key segments (``_keys.original``
+    gives the ids unless they were shortened; the record has them all)."""
+
+    thread: str
+    ns: str
     checkpoint_id: str
 
 
@@ -90,7 +106,7 @@ def _parse(item: MemoryItem) -> OrderRow | None:
         checkpoint_id = ascending(parts[0])
     except ValueError:
         return None
-    return OrderRow(unescape(parts[1]), unescape(parts[2]), checkpoint_id)
+    return OrderRow(parts[1], parts[2], checkpoint_id)
 
 
 # -- tags -------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from ._codec import (
 from ._lifecycle import Lifecycle, Opening
 from ._ordering import OrderRow, metadata_tags, newest_first, order_key
 from ._search import check_filter, metadata_matches
-from ._upkeep import SaverUpkeep, scan
+from ._upkeep import SaverUpkeep, scan, slot
 
 __all__ = ["OctopodaSaver"]
 
@@ -316,9 +316,9 @@ class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
         ]
         chosen.sort(key=lambda r: r.checkpoint_id, reverse=True)
         for record in chosen if limit is None else chosen[: max(limit, 0)]:
-            slot = (record.thread_id, record.checkpoint_ns, record.checkpoint_id)
-            parent = (record.thread_id, record.checkpoint_ns, record.parent_id or "")
-            yield self._tuple(record, found.writes.get(slot, ()), _lookup(found.writes, parent))
+            own = slot(record.thread_id, record.checkpoint_ns, record.checkpoint_id)
+            parent = slot(record.thread_id, record.checkpoint_ns, record.parent_id or "")
+            yield self._tuple(record, found.writes.get(own, ()), _lookup(found.writes, parent))
 
     def _list_all(
         self, wanted: dict[str, Any] | None, before_id: str | None, limit: int | None
@@ -347,9 +347,17 @@ class OctopodaSaver(SaverUpkeep, BaseCheckpointSaver[str], Lifecycle):
     def _load(self, row: OrderRow, wanted: dict[str, Any] | None) -> CheckpointTuple | None:
         """The checkpoint an order row names, if it (still) exists and matches ``wanted``
         (the row's tags only made it a candidate)."""
-        thread_id, ns, checkpoint_id = row.thread_id, row.checkpoint_ns, row.checkpoint_id
+        thread_id, ns = keys.original(row.thread), keys.original(row.ns)
+        checkpoint_id = row.checkpoint_id
         with self._lock:
             self._sync()
+            if thread_id is None or ns is None:  # a shortened id: the record has it
+                at = keys.namespace_prefix_at(row.thread, row.ns)
+                found = self.agent.recall(f"{at}c/{keys.escape(checkpoint_id)}")
+                if not found:
+                    return None
+                shortened = decode_checkpoint(found.value)
+                thread_id, ns = shortened.thread_id, shortened.checkpoint_ns
             record = self._record(thread_id, ns, checkpoint_id)
             if record is None:
                 return None

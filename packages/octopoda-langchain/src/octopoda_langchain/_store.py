@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -25,7 +26,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from octopoda import AgentRuntime, InvalidInput, MemoryItem
+from octopoda import AgentRuntime, InvalidInput, InvalidValue, MemoryItem
 from octopoda.integrations import Target, resolve_runtime, run_blocking
 from octopoda.search import bm25, cosine, string_leaves
 
@@ -51,6 +52,26 @@ class _Entry(NamedTuple):
 
 def _when(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+def _in_user_terms(exc: InvalidValue, pairs: Sequence[tuple[str, Any]]) -> InvalidValue:
+    """``exc`` about an item's value as its caller sees it: the path inside the value they
+    put (``value['s']``, not the envelope's ``value['value']['s']``), and which item."""
+    text = str(exc).replace("value['value']", "value")
+    culprit = None
+    if len(pairs) == 1:
+        culprit = pairs[0][0]
+    else:
+        for key, envelope in pairs:
+            try:
+                json.dumps(envelope, allow_nan=False)
+            except (TypeError, ValueError, RecursionError):
+                culprit = key
+                break
+    parsed = None if culprit is None else keys.parse_store_key(culprit)
+    if parsed is not None:
+        text = f"cannot put item {parsed[1]!r} in namespace {parsed[0]!r}: {text}"
+    return InvalidValue(text)
 
 
 def _check_labels(namespace: Sequence[str], *, allow_empty: bool = True) -> None:
@@ -493,7 +514,10 @@ class OctopodaStore(BaseStore, Lifecycle):
             minutes = entry.envelope.get("ttl_minutes")
             groups.setdefault(minutes, []).append((store_key, entry.envelope))
         for minutes, pairs in groups.items():
-            self.agent.remember_many(pairs, ttl=None if minutes is None else minutes * 60.0)
+            try:
+                self.agent.remember_many(pairs, ttl=None if minutes is None else minutes * 60.0)
+            except InvalidValue as exc:
+                raise _in_user_terms(exc, pairs) from None
         if deletes:
             self.agent.forget_many(deletes)
 

@@ -18,15 +18,22 @@ from octopoda.integrations import run_blocking
 from . import _keys as keys
 from ._cache import CheckpointCache
 from ._codec import CheckpointRecord, WriteRecord, decode_checkpoint, decode_write
-from ._ordering import order_key, order_keys
+from ._ordering import order_key, order_keys, order_keys_at
 
-__all__ = ["SaverUpkeep", "Scan", "scan"]
+__all__ = ["SaverUpkeep", "Scan", "scan", "slot"]
 
 
 class Scan(NamedTuple):
+    """``writes`` by (thread segment, namespace segment, checkpoint id): see :func:`slot`."""
+
     records: list[CheckpointRecord]
     writes: dict[tuple[str, str, str], list[WriteRecord]]
     keys: list[str]
+
+
+def slot(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str, str, str]:
+    """Where :class:`Scan` keeps a checkpoint's writes."""
+    return (keys.segment(thread_id), keys.segment(checkpoint_ns), checkpoint_id)
 
 
 def scan(agent: AgentRuntime, prefix: str) -> Scan:
@@ -40,8 +47,8 @@ def scan(agent: AgentRuntime, prefix: str) -> Scan:
         if parsed.kind == "c":
             found.records.append(decode_checkpoint(item.value))
         elif parsed.kind == "w":
-            slot = (parsed.thread_id, parsed.checkpoint_ns, parsed.checkpoint_id)
-            found.writes.setdefault(slot, []).append(decode_write(item.value))
+            at = (parsed.thread, parsed.ns, parsed.checkpoint_id)
+            found.writes.setdefault(at, []).append(decode_write(item.value))
     return found
 
 
@@ -100,16 +107,18 @@ class SaverUpkeep:
                 parsed = keys.parse_checkpoint_key(key)
                 if parsed is None or parsed.checkpoint_id is None:
                     continue
-                t, ns, cid = parsed.thread_id, parsed.checkpoint_ns, parsed.checkpoint_id
-                doomed += [key, keys.checkpoint_key(t, ns, cid), *order_keys(t, ns, cid)]
-                doomed.extend(self.agent.keys(keys.writes_prefix(t, ns, cid)))
+                # key segments: a shortened thread id is not known here, nor needed
+                t, ns, cid = parsed.thread, parsed.ns, parsed.checkpoint_id
+                at = keys.namespace_prefix_at(t, ns)
+                doomed += [key, f"{at}c/{keys.escape(cid)}", *order_keys_at(t, ns, cid)]
+                doomed.extend(self.agent.keys(f"{at}w/{keys.escape(cid)}/"))
                 hit.setdefault((t, ns), set()).add(cid)
         repoint: dict[str, str] = {}
         for (t, ns), gone in hit.items():
-            prefix = keys.namespace_prefix(t, ns) + "c/"
+            prefix = keys.namespace_prefix_at(t, ns) + "c/"
             left = [keys.unescape(k[len(prefix) :]) for k in self.agent.keys(prefix)]
             left = [cid for cid in left if cid not in gone]
-            pointer = keys.latest_key(t, ns)
+            pointer = keys.namespace_prefix_at(t, ns) + "latest"
             if left:
                 repoint[pointer] = max(left)
             else:
@@ -157,13 +166,13 @@ class SaverUpkeep:
                 if r.checkpoint_id > newest.get(r.checkpoint_ns, ""):
                     newest[r.checkpoint_ns] = r.checkpoint_id
             old = [r for r in found.records if r.checkpoint_id != newest[r.checkpoint_ns]]
-            gone = {(r.checkpoint_ns, r.checkpoint_id) for r in old}
+            gone = {(keys.segment(r.checkpoint_ns), r.checkpoint_id) for r in old}
             for key in found.keys:
                 parsed = keys.parse_checkpoint_key(key)
                 if (
                     parsed is not None
                     and parsed.kind in ("c", "w")
-                    and (parsed.checkpoint_ns, parsed.checkpoint_id) in gone
+                    and (parsed.ns, parsed.checkpoint_id) in gone
                 ):
                     doomed.append(key)
             doomed += [*self._run_keys(old), *_order_keys(old)]
