@@ -45,6 +45,7 @@ SIDE_KINDS: Final = frozenset(
         "message_read",
         "conflict_resolved",
         "space_created",
+        "import",
     }
 )
 """The event kinds that determine side rows (besides a shared write's ``conflict_id``)."""
@@ -115,8 +116,25 @@ class SideLedger:
             self.read[payload["message_id"]] = (seq, time, payload)
         elif kind == "conflict_resolved":
             self.resolved[payload["conflict_id"]] = (seq, time, payload)
+        elif kind == "import":  # messages brought in by `octopoda migrate`, sent at once
+            self._note_imported(seq, time, payload)
         else:  # space_created
             self.spaces[payload["space"]] = (seq, time, payload)
+
+    def _note_imported(self, seq: int, time: float, payload: dict[str, Any]) -> None:
+        messages = payload.get("messages", ())
+        if not messages:
+            return
+        ids = payload.get("message_ids") or [payload["message_id"]]
+        for message_id, entry in zip(ids, messages, strict=True):
+            sent = {
+                "to": entry["to"],
+                "space": entry["space"],
+                "type": entry["type"],
+                "content_sha256": entry["content_sha256"],
+                "message_id": message_id,
+            }
+            self.sent[message_id] = (seq, time, sent)
 
     # -- the comparison -----------------------------------------------------------------
 

@@ -261,8 +261,8 @@ class _Planner:
             batch = self.first_batch(m.sender)
             batch.ops.append(op)
             batch.messages.append(
-                {"id": m.id, "to": m.recipient, "space": m.space, "sent_at": m.sent_at,
-                 "read": m.read}
+                {"id": m.id, "to": op.recipient, "space": op.space, "type": op.message_type,
+                 "content_sha256": op.body_sha256, "sent_at": m.sent_at, "read": m.read}
             )  # fmt: skip
             self.report(m.sender).messages += 1
 

@@ -48,8 +48,14 @@ STORE_READS: Final = frozenset(
         "message",
         "signed_heads",
         "value_bytes",
+        "audited_rows",
+        "vector_model",
+        "_vector_pending",
+        "_vector_search",
     }
 )
+# The store calls besides commit that write (a read-only token is refused them).
+STORE_WRITES: Final = frozenset({"put_signed_head", "reset_vectors", "_vector_apply"})
 PUBLIC: Final = frozenset({"/v1/health", "/openapi.json", "/docs"})  # (they hold no data)
 
 

@@ -16,7 +16,7 @@ from .._errors import AccessDenied, InvalidInput, OctopodaError
 from .._records import Event
 from .._store.remote.codec import decode, encode
 from .._store.remote.store import MOVED
-from .guard import STORE_READS
+from .guard import STORE_READS, STORE_WRITES
 from .state import ServerState, state_of, token_of
 
 __all__ = ["router"]
@@ -161,6 +161,9 @@ def _id_changes(
             if v != w and type(v) is int and type(w) is int and (k == "id" or k.endswith("_id")):
                 out.append(((*path, k), w))
                 continue
+            if v != w and k.endswith("_ids") and _int_lists(v, w):
+                out.append(((*path, k), w))
+                continue
             found = _id_changes(v, w, (*path, k))
             if found is None:
                 return None
@@ -179,6 +182,16 @@ def _id_changes(
     return [] if expected == planned else None
 
 
+def _int_lists(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are lists of ints of one length (ids handed out anew)."""
+    return (
+        type(a) is list
+        and type(b) is list
+        and len(a) == len(b)
+        and all(type(x) is int for x in (*a, *b))
+    )
+
+
 def _set(payload: Any, path: tuple[Any, ...], value: Any) -> None:
     for step in path[:-1]:
         payload = payload[step]
@@ -188,7 +201,7 @@ def _set(payload: Any, path: tuple[Any, ...], value: Any) -> None:
 @router.post("/{method}")
 async def read(request: Request, method: str) -> JSONResponse:
     body = await _body(request)
-    if method not in STORE_READS and method != "put_signed_head":
+    if method not in STORE_READS and method not in STORE_WRITES:
         raise InvalidInput(f"{method!r} is not a store read")
     args = decode(body.get("args", []))
     kwargs = decode(body.get("kwargs", {}))
@@ -201,6 +214,8 @@ async def read(request: Request, method: str) -> JSONResponse:
         result = func(*args, **kwargs)
         if method in ("events", "all_versions", "chain_rows"):
             result = list(result)
+        elif method == "audited_rows":
+            result = result._replace(messages=list(result.messages))
         return result
 
     return _result(await _thread(run))

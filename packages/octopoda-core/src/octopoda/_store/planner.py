@@ -211,6 +211,8 @@ class CommitPlan:
             self.entries[conflict.write]["conflict_id"] = conflict_id
         if message_ids:
             event.payload["message_id"] = message_ids[-1]
+            if len(message_ids) > 1:  # (an import's messages: each one's id, in op order)
+                event.payload["message_ids"] = list(message_ids)
         if self.erased:
             event.payload.setdefault("erased", []).extend(self.erased)
 

@@ -15,7 +15,7 @@ from typing import Any, Final
 from ... import _errors
 from ..._audit.signing import SignedHead
 from ..._records import Event
-from .. import ops, rows
+from .. import ops, rows, vector_reads
 
 __all__ = ["decode", "decode_error", "encode", "encode_error"]
 
@@ -30,6 +30,9 @@ _TYPES: Final[dict[str, type]] = {
         rows.RunRow,
         rows.SnapshotRow,
         rows.SpaceRow,
+        rows.AuditedRows,
+        vector_reads.VectorModel,
+        vector_reads.PendingVectors,
         SignedHead,
         ops.MemoryWrite,
         ops.CreateSpace,

@@ -33,6 +33,7 @@ from ..._records import Event
 from ..ops import MemoryWrite, Op
 from ..rows import (
     AgentRow,
+    AuditedRows,
     ConflictRow,
     MessageRow,
     RunActivityRow,
@@ -41,6 +42,7 @@ from ..rows import (
     SpaceRow,
     StoredRow,
 )
+from ..vector_reads import PendingVectors, VectorModel, VectorReads
 from .codec import decode, decode_error, encode
 
 __all__ = ["MOVED", "RemoteStore", "is_http_url"]
@@ -67,7 +69,7 @@ def _requests() -> Any:
     return requests
 
 
-class RemoteStore:
+class RemoteStore(VectorReads):
     """A store served by ``octopoda serve`` at ``url`` (``http://host:port``).
 
     ``token``: the bearer token (default ``$OCTOPODA_SERVER_TOKEN``); ``timeout``: seconds
@@ -264,6 +266,44 @@ class RemoteStore:
 
     def value_bytes(self, namespace: str) -> int:
         return int(self._call("value_bytes", namespace))
+
+    def audited_rows(self, agent: str) -> AuditedRows:
+        rows: AuditedRows = self._call("audited_rows", agent)  # (its messages as a list)
+        return rows._replace(messages=iter(rows.messages))
+
+    # -- vectors: VectorReads runs here (the embedder is this process's); its hooks are the
+    # server store's -----------------------------------------------------------------------
+
+    def vector_model(self) -> VectorModel | None:
+        return self._call("vector_model")  # type: ignore[no-any-return]
+
+    def reset_vectors(self) -> None:
+        self._call("reset_vectors")
+
+    def _vector_pending(self) -> list[PendingVectors]:
+        return self._call("_vector_pending")  # type: ignore[no-any-return]
+
+    def _vector_apply(
+        self,
+        model: VectorModel,
+        pending: PendingVectors | None,
+        puts: list[tuple[str, str, int, list[float]]],
+    ) -> None:
+        self._call("_vector_apply", model, pending, puts)
+
+    def _vector_search(
+        self,
+        namespace: str,
+        query: list[float],
+        model: VectorModel,
+        prefix: str,
+        tags: Sequence[str],
+        now: float | None,
+        limit: int,
+    ) -> list[tuple[StoredRow, float]]:
+        return self._call(  # type: ignore[no-any-return]
+            "_vector_search", namespace, query, model, prefix, list(tags), now, limit
+        )
 
     def close(self) -> None:
         if not self.closed:
