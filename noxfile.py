@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import nox
+import nox.command
 
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
@@ -662,9 +663,13 @@ def typecheck_autogen(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def bench_autogen(session: nox.Session) -> None:
-    """OctopodaMemory vs ListMemory, our context vs UnboundedChatCompletionContext
-    (bench/bench_autogen.py; `-- --quick`)."""
+    """OctopodaMemory vs ListMemory (and ChromaDB's memory where chromadb installs), our
+    context vs UnboundedChatCompletionContext (bench/bench_autogen.py; `-- --quick`)."""
     session.install("-e", CORE, "-e", AUTOGEN_PKG, *_autogen_pins(AUTOGEN_NEWEST))
+    try:  # ChromaDB's memory beside ours where chromadb installs (the bench says if not)
+        session.install("chromadb>=1.0.0")
+    except nox.command.CommandFailed:
+        session.warn("chromadb does not install here; the bench skips ChromaDB's memory")
     session.run("python", "bench/bench_autogen.py", *session.posargs)
 
 

@@ -12,7 +12,13 @@ add to SQLite, versioned and audited, before it returns).
 * ``memory add``: one text MemoryContent with metadata per call.
 * ``memory query``: ``query(text)`` over the same contents. ListMemory returns every content
   unranked; ours ranks by words (BM25) and returns ``k=5``: not the same work, printed for
-  scale. ChromaDB's memory is left out: its default embedder downloads a model.
+  scale.
+* ``chromadb add`` / ``chromadb query``: ChromaDB's memory (``autogen_ext.memory.chromadb``,
+  a persistent collection in the same temp dir, ``k=5``) on the same contents and queries,
+  where chromadb installs (``pip install "autogen-ext[chromadb]"``; else the bench says why
+  it is skipped). Its default embedder downloads a model, so it gets a deterministic fake
+  one (hashed words, 64 dimensions): the numbers are ChromaDB's storage and index, not a
+  model's time. Ratio = Octopoda time / ChromaDB time.
 * ``context add_message``: one conversation message per call (user, tool call, result,
   answer in turn); ``get_messages`` of the whole conversation.
 """
@@ -21,6 +27,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import math
+import os
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -80,6 +89,79 @@ async def timed(n: int, op: Callable[[int], Awaitable[Any]]) -> float:
     return time.perf_counter() - started
 
 
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # ChromaDB's telemetry: no network
+
+
+def chroma_missing() -> str | None:
+    """Why ChromaDB's memory cannot run here, or None."""
+    try:
+        import chromadb  # noqa: F401
+        from autogen_ext.memory.chromadb import ChromaDBVectorMemory  # noqa: F401
+    except ImportError as exc:
+        return f"{exc} (pip install 'autogen-ext[chromadb]')"
+    return None
+
+
+def fake_embedder() -> Any:
+    """A deterministic ChromaDB embedding function: each word hashed into one of 64
+    dimensions, the vector normalized (no model, no download)."""
+    from chromadb import Documents, EmbeddingFunction, Embeddings
+
+    class HashedWords(EmbeddingFunction[Documents]):
+        def __init__(self) -> None:
+            pass
+
+        def __call__(self, input: Documents) -> Embeddings:
+            out = []
+            for text in input:
+                vector = [0.0] * 64
+                for word in text.lower().split():
+                    vector[hashlib.blake2b(word.encode(), digest_size=2).digest()[0] % 64] += 1
+                norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+                out.append([v / norm for v in vector])
+            return out  # type: ignore[return-value]
+
+        @staticmethod
+        def name() -> str:
+            return "octopoda-bench-hashed-words"
+
+        def get_config(self) -> dict[str, Any]:
+            return {}
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> HashedWords:
+            return HashedWords()
+
+    return HashedWords()
+
+
+async def chroma_round(workdir: Path, n: int, queries: int) -> dict[str, float]:
+    from autogen_ext.memory.chromadb import (
+        ChromaDBVectorMemory,
+        CustomEmbeddingFunctionConfig,
+        PersistentChromaDBVectorMemoryConfig,
+    )
+
+    memory = ChromaDBVectorMemory(
+        config=PersistentChromaDBVectorMemoryConfig(
+            collection_name="bench",
+            persistence_path=str(workdir / "chroma"),
+            k=5,
+            embedding_function_config=CustomEmbeddingFunctionConfig(function=fake_embedder),
+        )
+    )
+    try:
+        add = await timed(n, lambda i: memory.add(content(i)))
+        query = await timed(
+            queries, lambda i: memory.query(f"{WORDS[i % 10]} {WORDS[(i + 3) % 10]}")
+        )
+        found = await memory.query(f"{WORDS[0]} {WORDS[3]}")
+        assert found.results, "ChromaDB's memory found nothing: the bench is broken"
+        return {"chromadb add": add, "chromadb query": query}
+    finally:
+        await memory.close()
+
+
 async def one_round(workdir: Path, n: int, queries: int) -> dict[str, tuple[float, float]]:
     store = SqliteStore(str(workdir / "bench.db"))
     try:
@@ -128,23 +210,37 @@ def main() -> None:
         f" {rounds} rounds, {n} adds, {queries} reads"
     )
     results: dict[str, list[tuple[float, float]]] = {}
+    missing = chroma_missing()
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as tmp:
-            for name, pair in asyncio.run(one_round(Path(tmp), n, queries)).items():
+            ours = asyncio.run(one_round(Path(tmp), n, queries))
+            for name, pair in ours.items():
                 results.setdefault(name, []).append(pair)
+            if missing is None:
+                chroma = asyncio.run(chroma_round(Path(tmp), n, queries))
+                for name, theirs in chroma.items():
+                    mine = ours["memory add" if name.endswith("add") else "memory query"][0]
+                    results.setdefault(name, []).append((mine, theirs))
     for name, pairs in results.items():
         ours = median(p[0] for p in pairs)
         theirs = median(p[1] for p in pairs)
         count = 1 if name.startswith("context reload") else (n if "add" in name else queries)
         per = f"ours {ours / count * 1e6:8.1f} us/op"
+        label = "ChromaDB" if name.startswith("chromadb") else "AutoGen"
         if theirs > 0:
             ratio = median(p[0] / p[1] for p in pairs if p[1] > 0)
-            line(
-                f"{name:24s} {per}, AutoGen {theirs / count * 1e6:8.2f} us/op, ratio {ratio:6.1f}x"
-            )
+            shown = f"{ratio:6.1f}x" if ratio >= 1 else f"{ratio:6.3f}x"
+            line(f"{name:24s} {per}, {label} {theirs / count * 1e6:8.2f} us/op, ratio {shown}")
         else:
             line(f"{name:24s} {per}")
     line("ratio = Octopoda time / AutoGen time (AutoGen's are in-memory lists: lost on a crash)")
+    if missing is None:
+        line(
+            "chromadb rows: ChromaDB's memory (persistent, a fake 64-d embedder,"
+            f" chromadb {version('chromadb')}) beside the same OctopodaMemory timings"
+        )
+    else:
+        line(f"ChromaDB's memory skipped: {missing}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ agent is given. So the guard wraps them:
 * ``guard.tools(agent_name, tools)``: each tool is guarded before it runs (a paused run's
   call is refused: the agent gets an error result that says why) and recorded after, with
   its arguments, result or error, duration and AutoGen's call id;
+* ``guard.workbench(agent_name, workbench)``: the same for the tools of a ``Workbench``
+  (``AssistantAgent(workbench=...)``, autogen-core 0.5 on): a refused call is an error
+  ``ToolResult`` saying why;
 * ``guard.model_client(agent_name, client)``: each model call is guarded and recorded
   (model, tokens, cost with ``prices``);
 * ``guard.termination()``: an :class:`OctopodaTermination` that stops the team once a run is
@@ -26,7 +29,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autogen_agentchat.base import TerminationCondition
 from autogen_agentchat.messages import BaseChatMessage, StopMessage
@@ -35,7 +38,7 @@ from autogen_core.models import ChatCompletionClient, CreateResult
 from autogen_core.tools import BaseTool
 from pydantic import BaseModel
 
-from octopoda import AgentPaused, AgentRuntime, LoopPolicy
+from octopoda import AgentPaused, AgentRuntime, InvalidInput, LoopPolicy
 from octopoda.integrations import (
     ActionRecorder,
     AgentRuntimes,
@@ -48,6 +51,9 @@ from octopoda.integrations import (
 )
 
 from ._common import StoreArg
+
+if TYPE_CHECKING:
+    from autogen_core.tools import Workbench
 
 __all__ = ["GUARD_AGENT_PREFIX", "OctopodaGuard", "OctopodaTermination", "RunPaused"]
 
@@ -132,6 +138,21 @@ class OctopodaGuard:
         self.runtime(agent_name)
         return GuardedModelClient(self, agent_name, client)
 
+    def workbench(self, agent_name: str, workbench: Workbench) -> Workbench:
+        """``workbench`` (an ``autogen_core.tools.Workbench``, autogen-core 0.5 and later)
+        with each tool call guarded and recorded as ``agent_name``'s, like :meth:`tools`:
+        ``AssistantAgent(..., workbench=guard.workbench("worker", StaticWorkbench(tools)))``.
+        A refused call returns an error ``ToolResult`` that says why."""
+        try:
+            from ._workbench import GuardedWorkbench
+        except ImportError as exc:
+            raise InvalidInput(
+                "guard.workbench needs autogen-core 0.5 or later (autogen_core.tools.Workbench);"
+                " on 0.4.x pass the tools through guard.tools(...)"
+            ) from exc
+        self.runtime(agent_name)
+        return GuardedWorkbench(self, agent_name, workbench)
+
     def termination(self) -> OctopodaTermination:
         """A termination condition that stops the team when this guard's run is paused."""
         return OctopodaTermination(self)
@@ -195,7 +216,7 @@ class OctopodaGuard:
         arguments: Mapping[str, Any],
         *,
         result: Any = None,
-        error: BaseException | None = None,
+        error: BaseException | str | None = None,
         duration_ms: float,
         call_id: str | None,
     ) -> None:
@@ -290,7 +311,7 @@ class GuardedTool(BaseTool[BaseModel, Any]):
         guard, name = self._octopoda, self.name
         verdict = await guard.guard(self._agent, name, parse_arguments(dict(args)))
         if verdict is not None:
-            raise RunPaused(verdict.blocked_tool_text(name) + _calls(verdict), verdict)
+            raise RunPaused(blocked_text(verdict, name), verdict)
         started = time.perf_counter()
         try:
             if call_id is None:
@@ -313,6 +334,11 @@ class GuardedTool(BaseTool[BaseModel, Any]):
             call_id=call_id,
         )
         return result
+
+
+def blocked_text(verdict: Verdict, tool: str) -> str:
+    """What the agent sees as a refused call's error result: why, and the loop's calls."""
+    return verdict.blocked_tool_text(tool) + _calls(verdict)
 
 
 def _calls(verdict: Verdict) -> str:
