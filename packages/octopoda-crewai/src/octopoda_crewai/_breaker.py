@@ -131,7 +131,10 @@ class CrewBreaker:
         self._stopped: dict[str | None, Verdict] = {}
 
     def runtime(self, role: str) -> AgentRuntime:
-        """The Octopoda agent of the CrewAI agent ``role``."""
+        """The Octopoda agent of the CrewAI agent ``role``, with every crew, task and agent
+        event emitted so far recorded (CrewAI's bus delivers them after ``kickoff`` returns:
+        its handlers are flushed first)."""
+        flush()
         return self.runtimes.runtime(role)
 
     def _call(self, role: str, func: Any) -> Any:
