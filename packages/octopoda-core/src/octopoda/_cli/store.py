@@ -103,10 +103,7 @@ def _postgres_report(state: CliState, spec: str) -> tuple[dict[str, Any], list[s
         report["exists"], report["url"] = _postgres_store_exists(spec)
         if not report["exists"]:  # not a problem: the tables are created on the first write
             return report, []
-        store = state.open_store()
-        report.update(store.info())
-        report["agents"] = len(store.agents())
-        report["integrity_check"] = store.integrity_check()
+        _inspect(state.open_store(), report)
     except OctopodaError as exc:
         report["error"] = str(exc)
         return report, [str(exc)]
@@ -114,6 +111,13 @@ def _postgres_report(state: CliState, spec: str) -> tuple[dict[str, Any], list[s
         found = "; ".join(report["integrity_check"][:5])
         return report, [f"the PostgreSQL store is not sound: {found}"]
     return report, []
+
+
+def _inspect(store: Any, report: dict[str, Any]) -> None:
+    """What doctor reads from an open store (either backend) into ``report``."""
+    report.update(store.info())
+    report["agents"] = len(store.agents())
+    report["integrity_check"] = store.integrity_check()
 
 
 def _store_report(state: CliState) -> tuple[dict[str, Any], list[str]]:
@@ -131,9 +135,7 @@ def _store_report(state: CliState) -> tuple[dict[str, Any], list[str]]:
         return report, []
     try:
         with SqliteStore(where.path) as store:
-            report.update(store.info())
-            report["agents"] = len(store.agents())
-            report["integrity_check"] = store.integrity_check()
+            _inspect(store, report)
     except OctopodaError as exc:
         report["error"] = str(exc)
         return report, [str(exc)]
