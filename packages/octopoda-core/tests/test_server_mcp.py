@@ -82,7 +82,7 @@ def guarded(tmp_path_factory: Any) -> Iterator[tuple[str, Path]]:
 
 
 async def test_the_tool_set_over_http_without_a_token(open_server: tuple[str, Path]) -> None:
-    url, db = open_server
+    url, _ = open_server
     names, (receipt, read, bad) = await _session_calls(
         url,
         None,
@@ -99,7 +99,6 @@ async def test_the_tool_set_over_http_without_a_token(open_server: tuple[str, Pa
     with serving.session() as http:  # the JSON API sees the same write
         got = http.get(f"{url}/v1/agents/web/memories/k").json()
         assert got["value"] == "over http" and got["version"] == 1
-    del db
 
 
 async def test_the_tool_set_over_http_with_a_token(guarded: tuple[str, Path]) -> None:
