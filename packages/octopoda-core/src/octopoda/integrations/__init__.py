@@ -48,6 +48,7 @@ A sketch of a tool hook::
         )
 """
 
+from ._auto import ENTRY_POINT_GROUP, Deactivate, InitContext, Integration
 from ._offload import parse_arguments, run_blocking, run_settled
 from ._pricing import Prices, check_prices, cost_of
 from ._recorder import ActionRecorder
@@ -55,9 +56,13 @@ from ._target import AgentRuntimes, Target, resolve_runtime
 from ._verdicts import FrameworkCall, Verdict, blocked_tool_text, paused_note, stopped_text
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "ActionRecorder",
     "AgentRuntimes",
+    "Deactivate",
     "FrameworkCall",
+    "InitContext",
+    "Integration",
     "Prices",
     "Target",
     "Verdict",

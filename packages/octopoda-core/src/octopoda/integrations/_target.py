@@ -49,16 +49,15 @@ def resolve_runtime(
 
 
 class AgentRuntimes:
-    """One :class:`AgentRuntime` per framework agent name, all on one store, each with a
-    lock.
-
+    """One :class:`AgentRuntime` per framework agent name, all on one store, each with a lock.
     The Octopoda agent of framework agent ``name`` is ``agent_ids[name]``, else
-    ``agent_prefix + name``. ``store`` is any :data:`Target` but an ``AgentRuntime`` (which
-    is one agent). Frameworks run hooks on an event loop while the store calls run in
-    worker threads: ``call`` keeps one runtime's detectors and breaker bookkeeping to one
-    thread at a time. The first runtime's store is shared by the others (``":memory:"``
-    would otherwise give each agent its own database, and ping-pong needs both sides in
-    one store).
+    ``agent_prefix + name``; with ``agent_id`` every framework agent is that one Octopoda
+    agent (what ``octopoda.init`` uses: one memory, one chain). ``store`` is any
+    :data:`Target` but an ``AgentRuntime`` (which is one agent). Frameworks run hooks on an
+    event loop while the store calls run in worker threads: ``call`` keeps one runtime's
+    detectors and breaker bookkeeping to one thread at a time. The first runtime's store is
+    shared by the others (``":memory:"`` would otherwise give each agent its own database,
+    and ping-pong needs both sides in one store).
     """
 
     def __init__(
@@ -68,6 +67,7 @@ class AgentRuntimes:
         policy: LoopPolicy | None = None,
         agent_prefix: str = "",
         agent_ids: Mapping[str, str] | None = None,
+        agent_id: str | None = None,
     ) -> None:
         if not isinstance(agent_prefix, str):
             raise InvalidInput(f"agent_prefix must be a str, not {type(agent_prefix).__name__}")
@@ -80,11 +80,14 @@ class AgentRuntimes:
         self._policy = policy
         self._prefix = agent_prefix
         self._ids = dict(agent_ids or {})
+        self._one = agent_id
         self._runtimes: dict[str, tuple[AgentRuntime, threading.Lock]] = {}
         self._guard = threading.Lock()
 
     def agent_id(self, name: str) -> str:
         """The Octopoda agent id of the framework agent called ``name``."""
+        if self._one is not None:
+            return self._one
         return self._ids.get(name, self._prefix + name)
 
     def get(self, name: str) -> tuple[AgentRuntime, threading.Lock]:
