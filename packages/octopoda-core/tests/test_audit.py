@@ -1007,3 +1007,44 @@ def test_sigkill_during_a_write_storm_leaves_a_verifiable_chain(tmp_path: Path) 
             store.close()
         previous = last
     assert total_acks > 0 and previous.seq > 0
+
+
+# -- verify while another process writes -----------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store two processes open: a SQLite file, or the test PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.db")
+    url: str = request.getfixturevalue("postgres_clean_url")
+    return url
+
+
+def test_verify_is_not_fooled_by_a_writer_in_another_process(shared_store_url: str) -> None:
+    # verify reads the chain, the stored head and the memory rows; a writer committing in
+    # between must not make an intact chain look broken (one read snapshot per verify).
+    with subprocess.Popen(
+        [sys.executable, str(PROCS / "steady_writer.py"), shared_store_url, "busy"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            ready = proc.stdout.readline() if proc.stdout else ""
+            assert ready == "ready\n", proc.communicate(timeout=30)[1]
+            agent = AgentRuntime("busy", store=shared_store_url)
+            heads = []
+            deadline = time.monotonic() + 4
+            while time.monotonic() < deadline:
+                report = agent.audit.verify()
+                assert report.ok, report
+                assert report.checked == report.head.seq
+                heads.append(report.head.seq)
+            assert proc.poll() is None, proc.communicate(timeout=30)[1]  # still writing
+        finally:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert len(heads) >= 3 and heads[-1] > heads[0]  # the chain grew while verify ran
+    final = agent.audit.verify()
+    assert final.ok and final.head == agent.audit.head()

@@ -20,6 +20,7 @@ Audit bundle format (``format_version`` 1), self-contained and verifiable offlin
 Each event's hash is recomputed from ``canonical_json(payload)``.
 """
 
+import contextlib
 import hashlib
 import json
 import math
@@ -305,8 +306,14 @@ class AuditTrail:
 
         ``expected_head``: a head kept elsewhere; the chain must still contain it.
         ``public_key``: every head signed with it must be validly signed and in the chain
-        (needs the ``[sign]`` extra).
+        (needs the ``[sign]`` extra). Everything is read in one snapshot of the store where
+        it offers one (``read_snapshot``), so a writer meanwhile cannot look like tampering.
         """
+        snapshot = getattr(self._store, "read_snapshot", None)
+        with contextlib.nullcontext() if snapshot is None else snapshot():
+            return self._verify(expected_head, check_memories, public_key)
+
+    def _verify(self, expected_head: Any, check_memories: bool, public_key: Any) -> VerifyReport:
         points, early = _checkpoints(
             self._agent, expected_head, public_key, self.signed_heads() if public_key else []
         )

@@ -56,10 +56,10 @@ from ._target import AgentRuntimes, Target, resolve_runtime
 from ._verdicts import FrameworkCall, Verdict, blocked_tool_text, paused_note, stopped_text
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "ActionRecorder",
     "AgentRuntimes",
     "Deactivate",
+    "ENTRY_POINT_GROUP",
     "FrameworkCall",
     "InitContext",
     "Integration",

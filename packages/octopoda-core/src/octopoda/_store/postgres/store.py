@@ -23,7 +23,7 @@ import random
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any, Final, TypeVar, cast
 
@@ -122,6 +122,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         self._tracer = tracer
         self._kwargs = self._connect_kwargs(url)
         self._lock = threading.Lock()
+        self._snapshot = threading.local()  # read_snapshot's connection, per thread
         self._pid = os.getpid()
         self._pool_obj: ConnectionPool[Connection] | None = None
         self._vector_schema: str | None = None  # (pgvector's, once known)
@@ -371,7 +372,35 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
 
     # -- reads (the queries are SqlReads') ---------------------------------------------------
 
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """The reads of this thread inside the block see one snapshot of the database: one
+        pooled connection in a ``REPEATABLE READ, READ ONLY`` transaction. What
+        ``audit.verify`` reads in. Not for writes; nested blocks join the outer one."""
+        if getattr(self._snapshot, "conn", None) is not None:
+            yield
+            return
+        try:
+            with pooled(self._pool()) as conn, conn.transaction():
+                self._exec(conn, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                self._snapshot.conn = conn
+                try:
+                    yield
+                finally:
+                    self._snapshot.conn = None
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+
     def _fetch(self, sql: str, params: Sequence[Any], one: bool, *, write: bool = False) -> Any:
+        snap = None if write else getattr(self._snapshot, "conn", None)
+        if snap is not None:  # inside read_snapshot: that transaction's connection, no retry
+            try:
+                cursor = self._exec(snap, sql, params)
+                return cursor.fetchone() if one else cursor.fetchall()
+            except (psycopg.Error, UnicodeEncodeError) as exc:
+                if is_nul(exc):
+                    return None if one else []
+                raise self._error(exc) from None
         for attempt in range(3):
             try:
                 with pooled(self._pool()) as conn:
@@ -583,6 +612,7 @@ def _reset_after_fork() -> None:
     """A lock held by another parent thread at fork() would never be released in the child."""
     for store in list(_open_stores):
         store._lock = threading.Lock()
+        store._snapshot = threading.local()
 
 
 if hasattr(os, "register_at_fork"):

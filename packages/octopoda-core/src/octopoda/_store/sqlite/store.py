@@ -382,6 +382,27 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
                     return DamagedRow(key, version, seq, f"its {name} is not valid UTF-8")
         return StorageError(f"the store {self._path} holds text that is not valid UTF-8")
 
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """The reads of this thread inside the block see the store as of its first read:
+        one read transaction (WAL: other processes keep writing, unseen), under the store's
+        lock (this process's other threads wait). What ``audit.verify`` reads in. Not for
+        writes; nested blocks join the outer one."""
+        with self._lock:
+            conn = self._connection()
+            if conn.in_transaction:  # nested
+                yield
+                return
+            try:
+                conn.execute("BEGIN")
+            except DRIVER_ERRORS as exc:
+                raise self._storage_error(exc) from None
+            try:
+                yield
+            finally:
+                with contextlib.suppress(*DRIVER_ERRORS):
+                    conn.execute("ROLLBACK")
+
     def _fetchone(self, sql: str, params: Sequence[Any]) -> Any:
         return self._on_connection(lambda conn: conn.execute(sql, params).fetchone())
 
