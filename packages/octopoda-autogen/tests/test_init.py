@@ -1,0 +1,137 @@
+"""``octopoda.init``'s AutoGen integration on real agents and teams, each scenario in its
+own process (the loggers are process-wide): an ordinary AutoGen script, with no Octopoda in
+it, whose scripted agent keeps calling a failing tool."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from octopoda_autogen._integration import integration
+
+import octopoda
+from octopoda.integrations import ENTRY_POINT_GROUP, AgentRuntimes, InitContext, Integration
+
+from .conftest import PROCS
+
+pytestmark = pytest.mark.replay
+
+AGENT = "nightly-research"
+
+
+def run_activated(env: dict[str, str], db: Path, mode: str, how: str) -> dict[str, Any]:
+    script = [str(PROCS / "activated.py"), str(db), AGENT, mode, str(PROCS / "loop_team.py")]
+    done = subprocess.run(
+        [sys.executable, *script, how], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("REPORT ")]
+    report: dict[str, Any] = json.loads(line.removeprefix("REPORT "))
+    return report
+
+
+def events(db: Path) -> list[Any]:
+    with octopoda.Octopoda(str(db)) as client:
+        return list(client.agent(AGENT).store.events(AGENT))
+
+
+def test_the_entry_point_names_the_integration_without_importing_autogen() -> None:
+    from importlib.metadata import entry_points
+
+    (point,) = [p for p in entry_points(group=ENTRY_POINT_GROUP) if p.name == "autogen"]
+    assert point.value == "octopoda_autogen._integration:integration"
+    assert point.load() is integration
+    assert isinstance(integration, Integration)
+    assert integration.modules == ("autogen_agentchat",)
+    assert integration.distribution == "autogen-agentchat"
+    code = "import sys, octopoda_autogen._integration; print('autogen_agentchat' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("how", ["team", "agent"])
+def test_a_looping_agent_is_recorded_and_stopped(
+    tmp_path: Path, python_env: dict[str, str], how: str
+) -> None:
+    db = tmp_path / "agent.db"
+    report = run_activated(python_env, db, "once", how)
+    assert report["fetches"] == 3, report  # the third failure paused the run
+    assert report["model_calls"] == 3
+    if report["error"] is not None:  # a standalone agent, and a 0.7 team: the error says why
+        assert "retry loop" in report["error"]
+        assert 'fetch({"url": "https://x.test"})' in report["error"]
+    else:  # autogen-agentchat 0.4's team ends its run without a stop reason
+        assert how == "team" and report["stop_reason"] is None
+
+    with octopoda.Octopoda(str(db)) as client:
+        runtime = client.agent(AGENT)
+        chain = list(runtime.store.events(AGENT))
+        tools = [e for e in chain if e.kind == "tool_call"]
+        llms = [e for e in chain if e.kind == "llm_call"]
+        assert len(tools) == 3 and {e.payload["name"] for e in tools} == {"fetch"}
+        assert [e.payload.get("call_id") for e in tools] == ["c0", "c1", "c2"]
+        assert all("HTTP 503" in str(e.payload.get("error")) for e in tools)
+        assert len(llms) == 3
+        assert llms[0].payload["tokens_in"] == 10 and llms[0].payload["tokens_out"] == 5
+        assert llms[0].payload["cost_usd"] == pytest.approx((10 * 1.0 + 5 * 2.0) / 1e6)
+        (run_id,) = {e.payload["run_id"] for e in tools}
+        assert run_id.startswith("team:" if how == "team" else "autogen-run-")
+        runs = {r.id: r for r in runtime.runs()}
+        assert runs[run_id].status == "paused" and "fetch" in (runs[run_id].pause_reason or "")
+        status = runtime.loop_status(run_id)
+        assert status.state == "looping"
+        assert "fetch" in {ref.name for signal in status.signals for ref in signal.events}
+        assert runtime.audit.verify().ok
+
+
+def test_deactivate_removes_everything(tmp_path: Path, python_env: dict[str, str]) -> None:
+    db = tmp_path / "agent.db"
+    report = run_activated(python_env, db, "deactivated", "team")
+    assert report["fetches"] == 8 and report["error"] is None  # nothing stopped it
+    assert events(db) == []
+
+
+def test_activating_twice_records_once(tmp_path: Path, python_env: dict[str, str]) -> None:
+    db = tmp_path / "agent.db"
+    run_activated(python_env, db, "twice", "team")
+    kinds = [e.kind for e in events(db)]
+    assert kinds.count("tool_call") == 3 and kinds.count("llm_call") == 3
+
+
+def test_a_second_context_replaces_the_first(tmp_path: Path, python_env: dict[str, str]) -> None:
+    db = tmp_path / "agent.db"
+    run_activated(python_env, db, "replaced", "team")
+    kinds = [e.kind for e in events(db)]
+    assert kinds.count("tool_call") == 3 and kinds.count("llm_call") == 3
+
+
+def test_the_loggers_are_restored(tmp_path: Path) -> None:
+    names = ("autogen_agentchat.events", "autogen_core.events")
+    loggers = [logging.getLogger(name) for name in names]
+    before = [(lg.level, list(lg.handlers), list(lg.filters)) for lg in loggers]
+    lowered = loggers[0].getEffectiveLevel() > logging.DEBUG
+    runtimes = AgentRuntimes(str(tmp_path / "a.db"), agent_id=AGENT)
+    undo = integration.activate(InitContext(agent_id=AGENT, runtimes=runtimes))
+    try:
+        assert all(lg.isEnabledFor(logging.DEBUG) for lg in loggers)
+        assert all(len(lg.handlers) == len(b[1]) + 1 for lg, b in zip(loggers, before, strict=True))
+        # a record below the level the logger had reaches no other handler
+        seen: list[logging.LogRecord] = []
+        other = logging.Handler()
+        other.emit = seen.append  # type: ignore[method-assign]
+        loggers[0].addHandler(other)
+        try:
+            loggers[0].debug("not for the program's handlers")
+        finally:
+            loggers[0].removeHandler(other)
+        assert seen == [] if lowered else len(seen) == 1
+    finally:
+        undo()
+        undo()
+        runtimes.runtime(AGENT).close()
+    assert [(lg.level, list(lg.handlers), list(lg.filters)) for lg in loggers] == before
