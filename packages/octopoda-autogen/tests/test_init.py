@@ -1,6 +1,7 @@
 """``octopoda.init``'s AutoGen integration on real agents and teams, each scenario in its
 own process (the loggers are process-wide): an ordinary AutoGen script, with no Octopoda in
-it, whose scripted agent keeps calling a failing tool."""
+it (procs/loop_team.py), whose scripted agent keeps calling a failing tool, run after
+``octopoda.init()`` (procs/with_init.py) and under ``octopoda-run``."""
 
 from __future__ import annotations
 
@@ -25,10 +26,14 @@ AGENT = "nightly-research"
 
 
 def run_activated(env: dict[str, str], db: Path, mode: str, how: str) -> dict[str, Any]:
-    script = [str(PROCS / "activated.py"), str(db), AGENT, mode, str(PROCS / "loop_team.py")]
+    script = [str(PROCS / "with_init.py"), str(db), AGENT, mode, str(PROCS / "loop_team.py")]
     done = subprocess.run(
         [sys.executable, *script, how], env=env, capture_output=True, text=True, timeout=120
     )
+    return report_of(done)
+
+
+def report_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("REPORT ")]
     report: dict[str, Any] = json.loads(line.removeprefix("REPORT "))
@@ -59,7 +64,25 @@ def test_a_looping_agent_is_recorded_and_stopped(
     tmp_path: Path, python_env: dict[str, str], how: str
 ) -> None:
     db = tmp_path / "agent.db"
-    report = run_activated(python_env, db, "once", how)
+    check_stopped_and_recorded(db, run_activated(python_env, db, "init", how), how, priced=True)
+
+
+@pytest.mark.parametrize("how", ["team", "agent"])
+def test_the_unmodified_script_under_octopoda_run(
+    tmp_path: Path, python_env: dict[str, str], how: str
+) -> None:
+    db = tmp_path / "agent.db"
+    env = {**python_env, "OCTOPODA_AGENT_ID": AGENT, "OCTOPODA_DATABASE_URL": str(db),
+           "OCTOPODA_POLICY": "pause"}  # fmt: skip
+    launcher = str(Path(sys.executable).with_name("octopoda-run"))
+    done = subprocess.run(
+        [launcher, sys.executable, str(PROCS / "loop_team.py"), how],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    check_stopped_and_recorded(db, report_of(done), how, priced=False)
+
+
+def check_stopped_and_recorded(db: Path, report: dict[str, Any], how: str, *, priced: bool) -> None:
     assert report["fetches"] == 3, report  # the third failure paused the run
     assert report["model_calls"] == 3
     if report["error"] is not None:  # a standalone agent, and a 0.7 team: the error says why
@@ -78,7 +101,8 @@ def test_a_looping_agent_is_recorded_and_stopped(
         assert all("HTTP 503" in str(e.payload.get("error")) for e in tools)
         assert len(llms) == 3
         assert llms[0].payload["tokens_in"] == 10 and llms[0].payload["tokens_out"] == 5
-        assert llms[0].payload["cost_usd"] == pytest.approx((10 * 1.0 + 5 * 2.0) / 1e6)
+        cost = (10 * 1.0 + 5 * 2.0) / 1e6 if priced else 0.0
+        assert llms[0].payload.get("cost_usd", 0.0) == pytest.approx(cost)
         (run_id,) = {e.payload["run_id"] for e in tools}
         assert run_id.startswith("team:" if how == "team" else "autogen-run-")
         runs = {r.id: r for r in runtime.runs()}
@@ -91,21 +115,16 @@ def test_a_looping_agent_is_recorded_and_stopped(
 
 def test_deactivate_removes_everything(tmp_path: Path, python_env: dict[str, str]) -> None:
     db = tmp_path / "agent.db"
-    report = run_activated(python_env, db, "deactivated", "team")
+    report = run_activated(python_env, db, "shutdown", "team")
     assert report["fetches"] == 8 and report["error"] is None  # nothing stopped it
     assert events(db) == []
 
 
-def test_activating_twice_records_once(tmp_path: Path, python_env: dict[str, str]) -> None:
+@pytest.mark.parametrize("mode", ["init-twice", "activate-twice"])
+def test_twice_records_once(tmp_path: Path, python_env: dict[str, str], mode: str) -> None:
     db = tmp_path / "agent.db"
-    run_activated(python_env, db, "twice", "team")
-    kinds = [e.kind for e in events(db)]
-    assert kinds.count("tool_call") == 3 and kinds.count("llm_call") == 3
-
-
-def test_a_second_context_replaces_the_first(tmp_path: Path, python_env: dict[str, str]) -> None:
-    db = tmp_path / "agent.db"
-    run_activated(python_env, db, "replaced", "team")
+    report = run_activated(python_env, db, mode, "team")
+    assert report["fetches"] == 3
     kinds = [e.kind for e in events(db)]
     assert kinds.count("tool_call") == 3 and kinds.count("llm_call") == 3
 

@@ -1,11 +1,13 @@
 """``octopoda.init``'s CrewAI integration on real crews, each scenario in its own process
 (CrewAI's hooks and factory are process-wide): an ordinary CrewAI script, with no Octopoda
-in it, whose scripted agent keeps calling a failing tool."""
+in it (procs/loop_crew.py), whose scripted agent keeps calling a failing tool, run after
+``octopoda.init()`` (procs/with_init.py) and under ``octopoda-run``."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,8 +25,12 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 
 def run_activated(run_python: Run, db: Path, mode: str) -> dict[str, Any]:
     done = run_python(
-        str(PROCS / "activated.py"), str(db), AGENT, mode, str(PROCS / "loop_crew.py")
+        str(PROCS / "with_init.py"), str(db), AGENT, mode, str(PROCS / "loop_crew.py")
     )
+    return report_of(done)
+
+
+def report_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("REPORT ")]
     report: dict[str, Any] = json.loads(line.removeprefix("REPORT "))
@@ -49,7 +55,7 @@ def test_the_entry_point_names_the_integration_without_importing_crewai() -> Non
     assert integration.supported == ">=1.10.1,<1.16"
     done = subprocess.run(
         [
-            __import__("sys").executable,
+            sys.executable,
             "-c",
             "import sys, octopoda_crewai._integration; print('crewai' in sys.modules)",
         ],
@@ -62,7 +68,23 @@ def test_the_entry_point_names_the_integration_without_importing_crewai() -> Non
 
 def test_a_looping_crew_is_recorded_and_stopped(tmp_path: Path, run_python: Run) -> None:
     db = tmp_path / "agent.db"
-    report = run_activated(run_python, db, "once")
+    report = run_activated(run_python, db, "init")
+    check_stopped_and_recorded(db, report, priced=True)
+
+
+def test_the_unmodified_script_under_octopoda_run(tmp_path: Path, proc_env: dict[str, str]) -> None:
+    db = tmp_path / "agent.db"
+    env = {**proc_env, "OCTOPODA_AGENT_ID": AGENT, "OCTOPODA_DATABASE_URL": str(db),
+           "OCTOPODA_POLICY": "pause"}  # fmt: skip
+    launcher = str(Path(sys.executable).with_name("octopoda-run"))
+    done = subprocess.run(
+        [launcher, sys.executable, str(PROCS / "loop_crew.py")],
+        env=env, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    check_stopped_and_recorded(db, report_of(done), priced=False)
+
+
+def check_stopped_and_recorded(db: Path, report: dict[str, Any], *, priced: bool) -> None:
     # the pause policy stopped the crew: three failures, then the next model call refused
     assert report["error_type"] is not None
     assert report["calls"] <= 4, report
@@ -80,7 +102,8 @@ def test_a_looping_crew_is_recorded_and_stopped(tmp_path: Path, run_python: Run)
         assert len(llms) == report["calls"]  # every model call made, once
         first = llms[0].payload
         assert first.get("tokens_in") == 100 and first.get("tokens_out") == 20
-        assert first.get("cost_usd") == pytest.approx((100 * 1.0 + 20 * 2.0) / 1e6)
+        cost = (100 * 1.0 + 20 * 2.0) / 1e6 if priced else 0.0
+        assert first.get("cost_usd", 0.0) == pytest.approx(cost)
         run_id = f"crew:{report['crew_id']}"
         assert {e.payload["run_id"] for e in tools} == {run_id}
         runs = {r.id: r for r in runtime.runs()}
@@ -94,21 +117,16 @@ def test_a_looping_crew_is_recorded_and_stopped(tmp_path: Path, run_python: Run)
 
 def test_deactivate_removes_everything(tmp_path: Path, run_python: Run) -> None:
     db = tmp_path / "agent.db"
-    report = run_activated(run_python, db, "deactivated")
+    report = run_activated(run_python, db, "shutdown")
     assert report["calls"] >= 5  # nothing stopped it: CrewAI ran to its own limits
     assert kinds(db) == []
 
 
-def test_activating_twice_records_once(tmp_path: Path, run_python: Run) -> None:
+@pytest.mark.parametrize("mode", ["init-twice", "activate-twice"])
+def test_twice_records_once(tmp_path: Path, run_python: Run, mode: str) -> None:
     once, twice = tmp_path / "once.db", tmp_path / "twice.db"
-    a, b = run_activated(run_python, once, "once"), run_activated(run_python, twice, "twice")
+    a, b = run_activated(run_python, once, "init"), run_activated(run_python, twice, mode)
     assert a["calls"] == b["calls"]
     assert sorted(kinds(once)) == sorted(kinds(twice))
+    assert kinds(twice).count("tool_call") == 3
     assert kinds(twice).count("llm_call") == b["calls"]
-
-
-def test_a_second_context_replaces_the_first(tmp_path: Path, run_python: Run) -> None:
-    db = tmp_path / "agent.db"
-    report = run_activated(run_python, db, "replaced")
-    assert kinds(db).count("tool_call") == 3
-    assert kinds(db).count("llm_call") == report["calls"]
