@@ -4,7 +4,7 @@
 Importing this module imports neither crewai nor the rest of the adapter; ``activate``
 does, once crewai is imported. It installs, through CrewAI's own extension points:
 
-* the memory storage factory (``set_memory_storage_factory``, crewai 1.11 and later):
+* the memory storage factory (``set_memory_storage_factory``, where crewai has it: 1.15, not 1.13 or 1.10):
   ``Memory()``, ``Memory(storage="octopoda")`` and ``Crew(memory=True)`` keep their records
   in the one Octopoda agent's memory (:func:`octopoda_crewai.install`);
 * the loop breaker (:func:`octopoda_crewai.install_breaker`): CrewAI's global before/after
@@ -47,7 +47,7 @@ def _activate(ctx: InitContext) -> Deactivate:
     runtime = ctx.runtime
     try:
         install(runtime, agent_id=ctx.agent_id)
-    except ConfigError:  # crewai before the storage factory (1.10): the breaker only
+    except ConfigError:  # a crewai without the storage factory (1.13, 1.10): the breaker only
         logger.debug("octopoda-crewai: this crewai has no memory storage factory")
     try:
         breaker = install_breaker(prices=ctx.prices, runtimes=ctx.runtimes)
