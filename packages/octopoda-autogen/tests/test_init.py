@@ -154,3 +154,18 @@ def test_the_loggers_are_restored(tmp_path: Path) -> None:
         undo()
         runtimes.runtime(AGENT).close()
     assert [(lg.level, list(lg.handlers), list(lg.filters)) for lg in loggers] == before
+
+
+def test_a_handoff_is_recorded(tmp_path: Path, python_env: dict[str, str]) -> None:
+    db = tmp_path / "agent.db"
+    script = [str(PROCS / "with_init.py"), str(db), AGENT, "init", str(PROCS / "handoff_team.py")]
+    done = subprocess.run(
+        [sys.executable, *script], env=python_env, capture_output=True, text=True, timeout=120
+    )
+    report = report_of(done)
+    assert "bob" in report["speakers"]
+    (handoff,) = [e for e in events(db) if e.kind == "handoff"]
+    assert handoff.payload.get("call_id") == "h1"
+    assert str(handoff.payload.get("run_id", "")).startswith("team:")
+    assert "bob" in json.dumps(handoff.payload)
+    assert [e.kind for e in events(db)].count("tool_call") == 0
