@@ -169,3 +169,16 @@ def test_a_handoff_is_recorded(tmp_path: Path, python_env: dict[str, str]) -> No
     assert str(handoff.payload.get("run_id", "")).startswith("team:")
     assert "bob" in json.dumps(handoff.payload)
     assert [e.kind for e in events(db)].count("tool_call") == 0
+
+
+@pytest.mark.parametrize("how", ["team", "agent"])
+def test_the_next_program_with_the_agent_id_starts_a_run_of_its_own(
+    tmp_path: Path, python_env: dict[str, str], how: str
+) -> None:
+    db = tmp_path / "agent.db"
+    first = run_activated(python_env, db, "init", how)
+    second = run_activated(python_env, db, "init", how)  # not stopped by the first one's pause
+    assert first["fetches"] == second["fetches"] == 3
+    with octopoda.Octopoda(str(db)) as client:
+        runs = client.agent(AGENT).runs(status="paused")
+        assert len(runs) == 2

@@ -23,18 +23,19 @@ would drop these records; records below the level a logger had are seen by this 
 alone (a filter keeps them from the program's own handlers). Nothing is written to stdout.
 
 Runs: a team's run is ``team:<team id>`` (the key of the agent handling the message,
-``MessageHandlerContext.agent_id().key``); an agent run outside a team is
-``autogen-run-<n>``, one for each asyncio task that runs agents.
+``MessageHandlerContext.agent_id().key``, a UUID); an agent run outside a team is
+``autogen-run-<12 hex digits>``, a new one for each asyncio task that runs agents (so the
+next program with the same agent id never finds its run paused by this one).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import itertools
 import logging
 import threading
 import time
+import uuid
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -119,7 +120,6 @@ class EventRecorder(logging.Handler):
         self._task_runs: weakref.WeakKeyDictionary[asyncio.Task[Any], str] = (
             weakref.WeakKeyDictionary()
         )
-        self._numbers = itertools.count(1)
         self._installed: list[tuple[logging.Logger, int, _Below | None]] = []
 
     # -- installation -------------------------------------------------------------------------
@@ -181,11 +181,11 @@ class EventRecorder(logging.Handler):
         except RuntimeError:
             task = None
         if task is None:
-            return "autogen-run"
+            return "autogen-run"  # (AutoGen's agents always run in a task)
         with self._lock:
             run = self._task_runs.get(task)
             if run is None:
-                run = self._task_runs[task] = f"autogen-run-{next(self._numbers)}"
+                run = self._task_runs[task] = f"autogen-run-{uuid.uuid4().hex[:12]}"
             return run
 
     def _once(self, call_id: str, phase: str) -> bool:

@@ -4,9 +4,9 @@
 Importing this module imports neither crewai nor the rest of the adapter; ``activate``
 does, once crewai is imported. It installs, through CrewAI's own extension points:
 
-* the memory storage factory (``set_memory_storage_factory``, where crewai has it: 1.15, not 1.13 or 1.10):
-  ``Memory()``, ``Memory(storage="octopoda")`` and ``Crew(memory=True)`` keep their records
-  in the one Octopoda agent's memory (:func:`octopoda_crewai.install`);
+* the memory storage factory (``set_memory_storage_factory``, where crewai has it: 1.15,
+  not 1.13 or 1.10): ``Memory()``, ``Memory(storage="octopoda")`` and ``Crew(memory=True)``
+  keep their records in the one Octopoda agent's memory (:func:`octopoda_crewai.install`);
 * the loop breaker (:func:`octopoda_crewai.install_breaker`): CrewAI's global before/after
   tool-call and LLM-call hooks and its event-bus listener record every tool call, model
   call (tokens, cost with ``prices``) and crew, task and agent start and finish, each crew
