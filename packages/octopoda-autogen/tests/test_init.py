@@ -25,7 +25,7 @@ pytestmark = pytest.mark.replay
 AGENT = "nightly-research"
 
 
-def run_activated(env: dict[str, str], db: Path, mode: str, how: str) -> dict[str, Any]:
+def run_with_init(env: dict[str, str], db: Path, mode: str, how: str) -> dict[str, Any]:
     script = [str(PROCS / "with_init.py"), str(db), AGENT, mode, str(PROCS / "loop_team.py")]
     done = subprocess.run(
         [sys.executable, *script, how], env=env, capture_output=True, text=True, timeout=120
@@ -64,7 +64,7 @@ def test_a_looping_agent_is_recorded_and_stopped(
     tmp_path: Path, python_env: dict[str, str], how: str
 ) -> None:
     db = tmp_path / "agent.db"
-    check_stopped_and_recorded(db, run_activated(python_env, db, "init", how), how, priced=True)
+    check_stopped_and_recorded(db, run_with_init(python_env, db, "init", how), how, priced=True)
 
 
 @pytest.mark.parametrize("how", ["team", "agent"])
@@ -115,7 +115,7 @@ def check_stopped_and_recorded(db: Path, report: dict[str, Any], how: str, *, pr
 
 def test_deactivate_removes_everything(tmp_path: Path, python_env: dict[str, str]) -> None:
     db = tmp_path / "agent.db"
-    report = run_activated(python_env, db, "shutdown", "team")
+    report = run_with_init(python_env, db, "shutdown", "team")
     assert report["fetches"] == 8 and report["error"] is None  # nothing stopped it
     assert events(db) == []
 
@@ -123,7 +123,7 @@ def test_deactivate_removes_everything(tmp_path: Path, python_env: dict[str, str
 @pytest.mark.parametrize("mode", ["init-twice", "activate-twice"])
 def test_twice_records_once(tmp_path: Path, python_env: dict[str, str], mode: str) -> None:
     db = tmp_path / "agent.db"
-    report = run_activated(python_env, db, mode, "team")
+    report = run_with_init(python_env, db, mode, "team")
     assert report["fetches"] == 3
     kinds = [e.kind for e in events(db)]
     assert kinds.count("tool_call") == 3 and kinds.count("llm_call") == 3
@@ -176,9 +176,23 @@ def test_the_next_program_with_the_agent_id_starts_a_run_of_its_own(
     tmp_path: Path, python_env: dict[str, str], how: str
 ) -> None:
     db = tmp_path / "agent.db"
-    first = run_activated(python_env, db, "init", how)
-    second = run_activated(python_env, db, "init", how)  # not stopped by the first one's pause
+    first = run_with_init(python_env, db, "init", how)
+    second = run_with_init(python_env, db, "init", how)  # not stopped by the first one's pause
     assert first["fetches"] == second["fetches"] == 3
     with octopoda.Octopoda(str(db)) as client:
         runs = client.agent(AGENT).runs(status="paused")
         assert len(runs) == 2
+
+
+def test_a_client_that_logs_its_calls_is_counted_once(
+    tmp_path: Path, python_env: dict[str, str]
+) -> None:
+    db = tmp_path / "agent.db"
+    report = run_with_init(python_env, db, "init", "logged")
+    assert report["fetches"] == 3
+    llms = [e for e in events(db) if e.kind == "llm_call"]
+    assert len(llms) == report["model_calls"] == 3  # the LLMCallEvent, not also the request
+    assert {
+        (e.payload["model"], e.payload["tokens_in"], e.payload["tokens_out"]) for e in llms
+    } == {("gpt-test", 200, 30)}
+    assert all(str(e.payload["run_id"]).startswith("team:") for e in llms)

@@ -23,7 +23,7 @@ AGENT = "nightly-research"
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def run_activated(run_python: Run, db: Path, mode: str) -> dict[str, Any]:
+def run_with_init(run_python: Run, db: Path, mode: str) -> dict[str, Any]:
     done = run_python(
         str(PROCS / "with_init.py"), str(db), AGENT, mode, str(PROCS / "loop_crew.py")
     )
@@ -68,7 +68,7 @@ def test_the_entry_point_names_the_integration_without_importing_crewai() -> Non
 
 def test_a_looping_crew_is_recorded_and_stopped(tmp_path: Path, run_python: Run) -> None:
     db = tmp_path / "agent.db"
-    report = run_activated(run_python, db, "init")
+    report = run_with_init(run_python, db, "init")
     check_stopped_and_recorded(db, report, priced=True)
 
 
@@ -117,7 +117,7 @@ def check_stopped_and_recorded(db: Path, report: dict[str, Any], *, priced: bool
 
 def test_deactivate_removes_everything(tmp_path: Path, run_python: Run) -> None:
     db = tmp_path / "agent.db"
-    report = run_activated(run_python, db, "shutdown")
+    report = run_with_init(run_python, db, "shutdown")
     assert report["calls"] >= 5  # nothing stopped it: CrewAI ran to its own limits
     assert kinds(db) == []
 
@@ -125,7 +125,7 @@ def test_deactivate_removes_everything(tmp_path: Path, run_python: Run) -> None:
 @pytest.mark.parametrize("mode", ["init-twice", "activate-twice"])
 def test_twice_records_once(tmp_path: Path, run_python: Run, mode: str) -> None:
     once, twice = tmp_path / "once.db", tmp_path / "twice.db"
-    a, b = run_activated(run_python, once, "init"), run_activated(run_python, twice, mode)
+    a, b = run_with_init(run_python, once, "init"), run_with_init(run_python, twice, mode)
     assert a["calls"] == b["calls"]
     assert sorted(kinds(once)) == sorted(kinds(twice))
     assert kinds(twice).count("tool_call") == 3

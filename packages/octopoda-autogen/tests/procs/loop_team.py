@@ -1,8 +1,10 @@
 """An ordinary AutoGen script, with no Octopoda in it: an AssistantAgent whose scripted
 model keeps calling a tool that fails (a retry loop). ``python loop_team.py team``: in a
-RoundRobinGroupChat; ``agent``: the agent alone, run again and again. Prints one line,
-``REPORT <json>``: how the run ended, how many times the tool ran, how many model calls.
-Run by test_init.py, activated from outside (activated.py, or octopoda-run)."""
+RoundRobinGroupChat; ``logged``: the same with a model client that logs its calls
+(``LLMCallEvent``), as autogen-ext's API clients do; ``agent``: the agent alone, run again
+and again. Prints one line, ``REPORT <json>``: how the run ended, how many times the tool
+ran, how many model calls. Run by test_init.py, after ``octopoda.init()`` (with_init.py)
+or under ``octopoda-run``."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from typing import Any
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.teams import RoundRobinGroupChat
 from autogen_core.tools import FunctionTool
-from scripted import call, client
+from autogen_ext.models.replay import ReplayChatCompletionClient as Replay
+from scripted import LoggingClient, call, client
 
 fetches = 0
 
@@ -28,7 +31,7 @@ async def fetch(url: str) -> str:
 
 async def main(mode: str) -> None:
     answers: list[Any] = [call("fetch", f"c{i}", url="https://x.test") for i in range(8)]
-    model = client(*answers, "TERMINATE")
+    model = client(*answers, "TERMINATE", cls=LoggingClient if mode == "logged" else Replay)
     worker = AssistantAgent(
         "worker", model_client=model, tools=[FunctionTool(fetch, description="Fetch a URL.")]
     )
