@@ -196,3 +196,17 @@ def test_a_client_that_logs_its_calls_is_counted_once(
         (e.payload["model"], e.payload["tokens_in"], e.payload["tokens_out"]) for e in llms
     } == {("gpt-test", 200, 30)}
     assert all(str(e.payload["run_id"]).startswith("team:") for e in llms)
+
+
+def test_the_raise_policy_raises_loop_detected(tmp_path: Path, python_env: dict[str, str]) -> None:
+    db = tmp_path / "agent.db"
+    env = {**python_env, "OCTOPODA_AGENT_ID": AGENT, "OCTOPODA_DATABASE_URL": str(db),
+           "OCTOPODA_POLICY": "raise"}  # fmt: skip
+    launcher = str(Path(sys.executable).with_name("octopoda-run"))
+    done = subprocess.run(
+        [launcher, sys.executable, str(PROCS / "loop_team.py"), "agent"],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    report = report_of(done)
+    assert report["error_type"] == "LoopDetected" and report["fetches"] == 3, report
+    assert "fetch" in report["error"]

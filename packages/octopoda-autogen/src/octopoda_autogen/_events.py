@@ -18,7 +18,8 @@ calls through the run's breaker) and remembered; its execution is recorded as to
 cost by ``prices``); a client that logs none (a scripted one) is counted from the usage of
 the request. Raising from a handler stops the agent: a paused run's next request (or the
 execution that paused it) raises :class:`~octopoda_autogen.RunPaused`, whose message names
-the loop and its calls. The loggers are set to DEBUG only while installed, and only if they
+the loop and its calls (under ``LoopPolicy("raise")``, the call that completed the loop
+raises ``LoopDetected``). The loggers are set to DEBUG only while installed, and only if they
 would drop these records; records below the level a logger had are seen by this handler
 alone (a filter keeps them from the program's own handlers). Nothing is written to stdout.
 
@@ -46,7 +47,7 @@ from autogen_core import EVENT_LOGGER_NAME as CORE_EVENTS
 from autogen_core import MessageHandlerContext
 from autogen_core.logging import LLMCallEvent
 
-from octopoda import AgentRuntime
+from octopoda import AgentRuntime, LoopDetected
 from octopoda.integrations import (
     ActionRecorder,
     AgentRuntimes,
@@ -164,7 +165,7 @@ class EventRecorder(logging.Handler):
                 self._execution(event)
             elif isinstance(event, LLMCallEvent):
                 self._llm_event(event)
-        except RunPaused:
+        except (RunPaused, LoopDetected):  # the breaker, and LoopPolicy("raise")
             raise
         except Exception:  # a store error must not break the agent
             log.exception("octopoda-autogen: could not record %s", type(event).__name__)
