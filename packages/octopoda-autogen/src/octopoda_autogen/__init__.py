@@ -8,16 +8,57 @@
 * :class:`OctopodaGuard`: tool and model calls into loop detection, per team run, with
   the breaker inside the team; :class:`OctopodaTermination` stops a paused team.
 * :class:`OctopodaTeamState`: a team's or agent's ``save_state()`` as a versioned memory.
+
+``octopoda.init()`` (entry point ``autogen``, ``_integration.py``) records every agent's
+tool and model calls from AutoGen's event loggers, with no wrapping.
 """
 
-from ._context import (
-    CONTEXT_AGENT_PREFIX,
-    OctopodaChatCompletionContext,
-    OctopodaChatCompletionContextConfig,
-)
-from ._guard import GUARD_AGENT_PREFIX, OctopodaGuard, OctopodaTermination, RunPaused
-from ._memory import MEMORY_AGENT_PREFIX, OctopodaMemory, OctopodaMemoryConfig
-from ._state import STATE_AGENT_PREFIX, OctopodaTeamState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import (
+        CONTEXT_AGENT_PREFIX,
+        OctopodaChatCompletionContext,
+        OctopodaChatCompletionContextConfig,
+    )
+    from ._guard import GUARD_AGENT_PREFIX, OctopodaGuard, OctopodaTermination, RunPaused
+    from ._memory import MEMORY_AGENT_PREFIX, OctopodaMemory, OctopodaMemoryConfig
+    from ._state import STATE_AGENT_PREFIX, OctopodaTeamState
+
+# The names are imported on first use (PEP 562): importing the package, or its
+# ``_integration`` module (the ``octopoda.integrations`` entry point, which ``octopoda.init``
+# loads in every program), does not import AutoGen.
+_WHERE = {
+    "CONTEXT_AGENT_PREFIX": "._context",
+    "OctopodaChatCompletionContext": "._context",
+    "OctopodaChatCompletionContextConfig": "._context",
+    "GUARD_AGENT_PREFIX": "._guard",
+    "OctopodaGuard": "._guard",
+    "OctopodaTermination": "._guard",
+    "RunPaused": "._guard",
+    "MEMORY_AGENT_PREFIX": "._memory",
+    "OctopodaMemory": "._memory",
+    "OctopodaMemoryConfig": "._memory",
+    "STATE_AGENT_PREFIX": "._state",
+    "OctopodaTeamState": "._state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "CONTEXT_AGENT_PREFIX",

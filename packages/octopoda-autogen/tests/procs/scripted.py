@@ -30,11 +30,13 @@ def call(name: str, call_id: str, **arguments: Any) -> CreateResult:
     )
 
 
-def client(*answers: str | CreateResult) -> ReplayChatCompletionClient:
+def client(
+    *answers: str | CreateResult, cls: type[ReplayChatCompletionClient] = ReplayChatCompletionClient
+) -> ReplayChatCompletionClient:
     if "model_info" in inspect.signature(ReplayChatCompletionClient).parameters:
-        return ReplayChatCompletionClient(list(answers), model_info=MODEL_INFO)
+        return cls(list(answers), model_info=MODEL_INFO)
     # autogen-ext 0.4.x's replay client takes no model_info and says it cannot call tools
-    replay = ReplayChatCompletionClient(list(answers))
+    replay = cls(list(answers))
     replay._model_info = {k: v for k, v in MODEL_INFO.items() if k != "structured_output"}
     return replay
 
@@ -52,3 +54,21 @@ async def fetch(url: str) -> str:
 async def lookup(city: str) -> str:
     """Look up the weather of a city."""
     return f"sunny in {city}"
+
+
+class LoggingClient(ReplayChatCompletionClient):
+    """A replay client that logs each call's ``LLMCallEvent`` (model ``gpt-test``, 200 prompt
+    and 30 completion tokens) to ``autogen_core.events``, as autogen-ext's API clients do."""
+
+    async def create(self, messages: Any, **kwargs: Any) -> CreateResult:
+        import logging
+
+        from autogen_core import EVENT_LOGGER_NAME
+        from autogen_core.logging import LLMCallEvent
+
+        result = await super().create(messages, **kwargs)
+        event = LLMCallEvent(
+            messages=[], response={"model": "gpt-test"}, prompt_tokens=200, completion_tokens=30
+        )
+        logging.getLogger(EVENT_LOGGER_NAME).info(event)
+        return result

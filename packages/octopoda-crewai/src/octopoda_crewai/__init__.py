@@ -16,14 +16,59 @@ or, process-wide, ``octopoda_crewai.install(store="crew.db")``: then ``Memory()`
   ``kickoff()`` with :class:`CrewPaused`, naming the loop and its calls.
 """
 
-from ._breaker import TOOL_ERROR_PREFIX, CrewBreaker, CrewPaused, install_breaker, uninstall_breaker
-from ._install import SPEC, install, installed, uninstall
-from ._storage import (
-    RECORD_PREFIX,
-    EmbeddingDimensionMismatchError,
-    OctopodaStorage,
-    record_key,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._breaker import (
+        TOOL_ERROR_PREFIX,
+        CrewBreaker,
+        CrewPaused,
+        install_breaker,
+        uninstall_breaker,
+    )
+    from ._install import SPEC, install, installed, uninstall
+    from ._storage import (
+        RECORD_PREFIX,
+        EmbeddingDimensionMismatchError,
+        OctopodaStorage,
+        record_key,
+    )
+
+# The names are imported on first use (PEP 562): importing the package, or its
+# ``_integration`` module (the ``octopoda.integrations`` entry point, which ``octopoda.init``
+# loads in every program), does not import crewai.
+_WHERE = {
+    "TOOL_ERROR_PREFIX": "._breaker",
+    "CrewBreaker": "._breaker",
+    "CrewPaused": "._breaker",
+    "install_breaker": "._breaker",
+    "uninstall_breaker": "._breaker",
+    "SPEC": "._install",
+    "install": "._install",
+    "installed": "._install",
+    "uninstall": "._install",
+    "RECORD_PREFIX": "._storage",
+    "EmbeddingDimensionMismatchError": "._storage",
+    "OctopodaStorage": "._storage",
+    "record_key": "._storage",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __version__ = "0.1.0"
 

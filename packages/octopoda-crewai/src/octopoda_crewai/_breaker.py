@@ -25,11 +25,12 @@ never see each other's pauses. Each CrewAI agent (by role) is the Octopoda agent
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
 
-from octopoda import AgentRuntime, LoopPolicy, OctopodaError
+from octopoda import AgentRuntime, InvalidInput, LoopPolicy, OctopodaError
 from octopoda.integrations import (
     ActionRecorder,
     AgentRuntimes,
@@ -42,6 +43,8 @@ from octopoda.integrations import (
 )
 
 from ._events import CrewEvents, flush
+
+logger = logging.getLogger("octopoda")
 
 # crewai with hooks.dispatch (1.15; not 1.13): a hook aborts with HookAborted, which
 # reaches the caller of kickoff().
@@ -109,7 +112,11 @@ def _is_error(result: Any) -> bool:
 class CrewBreaker:
     """Records every tool and model call of every crew in the process and stops a crew whose
     run the loop policy paused. Use :func:`install_breaker`; ``runtimes`` and ``recorder``
-    are the kit's, so ``breaker.runtime(role)`` is the Octopoda agent of a CrewAI agent."""
+    are the kit's, so ``breaker.runtime(role)`` is the Octopoda agent of a CrewAI agent.
+    ``runtimes``: an :class:`~octopoda.integrations.AgentRuntimes` to record into (what
+    ``octopoda.init`` passes: every role one Octopoda agent, its policy); then ``store``,
+    ``policy`` and ``agent_prefix`` are not used, and :meth:`close` leaves its runtimes open
+    (their owner closes them)."""
 
     def __init__(
         self,
@@ -118,9 +125,13 @@ class CrewBreaker:
         policy: LoopPolicy | None = None,
         agent_prefix: str = "crewai-",
         prices: Prices | None = None,
+        runtimes: AgentRuntimes | None = None,
     ) -> None:
         self.prices = check_prices(prices)
-        self.runtimes = AgentRuntimes(
+        if runtimes is not None and (store is not None or policy is not None):
+            raise InvalidInput("pass store and policy to the AgentRuntimes, not to the breaker")
+        self._owns_runtimes = runtimes is None
+        self.runtimes = runtimes or AgentRuntimes(
             store, policy=policy or LoopPolicy("pause"), agent_prefix=agent_prefix
         )
         self.recorder = ActionRecorder()
@@ -189,6 +200,8 @@ class CrewBreaker:
                 self._stopped[run_id] = verdict
             if ABORTS:
                 raise CrewPaused(verdict)
+            # CrewAI raises its own "LLM call blocked" error: say here what stopped the crew
+            logger.warning("octopoda-crewai: %s %s", verdict.message, verdict.stopped_text())
             return False
         with self._lock:
             key = (id(getattr(ctx, "executor", None)), run_id)
@@ -241,9 +254,11 @@ class CrewBreaker:
             raise CrewPaused(verdict) from exc
 
     def close(self) -> None:
-        """Close the runtimes the breaker opened."""
+        """Close the runtimes the breaker opened (not those it was given)."""
         with self._lock:
             roles, self._roles = self._roles, set()
+        if not self._owns_runtimes:
+            return
         for role in roles:
             self.runtimes.runtime(role).close()
 
@@ -264,11 +279,14 @@ def install_breaker(
     policy: LoopPolicy | None = None,
     agent_prefix: str = "crewai-",
     prices: Prices | None = None,
+    runtimes: AgentRuntimes | None = None,
 ) -> CrewBreaker:
     """Register the loop breaker's hooks and its event-bus listener with CrewAI
     (process-wide, as CrewAI's hooks are) and return it. ``policy``: the loop policy
     (default ``LoopPolicy("pause")``); ``prices``: USD per million input and output tokens
-    by model (``{"gpt-4.1": (2.0, 8.0)}``), the cost of each model call. Idempotent:
+    by model (``{"gpt-4.1": (2.0, 8.0)}``), the cost of each model call; ``runtimes``: the
+    runtimes to record into instead of ``store`` and ``policy`` (see :class:`CrewBreaker`;
+    ``octopoda.init`` passes its own). Idempotent:
     the same arguments again return the installed breaker; other arguments replace it.
     :func:`uninstall_breaker` removes the hooks."""
     with _state_lock:
@@ -277,12 +295,15 @@ def install_breaker(
             repr(policy),
             agent_prefix,
             repr(sorted(check_prices(prices).items())),
+            id(runtimes),
         )
         if _state.get("key") == key:
             breaker: CrewBreaker = _state["breaker"]
             return breaker
         _uninstall_locked()
-        breaker = CrewBreaker(store, policy=policy, agent_prefix=agent_prefix, prices=prices)
+        breaker = CrewBreaker(
+            store, policy=policy, agent_prefix=agent_prefix, prices=prices, runtimes=runtimes
+        )
         hooks = _hooks()
         hooks.register_before_tool_call_hook(breaker.before_tool_call)
         hooks.register_after_tool_call_hook(breaker.after_tool_call)
@@ -308,8 +329,18 @@ def _uninstall_locked() -> bool:
     return True
 
 
-def uninstall_breaker() -> bool:
-    """Remove the breaker's hooks and listener (and close its runtimes); whether one was
-    installed."""
+def uninstall_breaker(breaker: CrewBreaker | None = None) -> bool:
+    """Remove the breaker's hooks and listener (and close the runtimes it opened); whether
+    one was removed. With ``breaker``: only if that one is the installed breaker (so undoing
+    one installation never removes another's)."""
     with _state_lock:
+        if breaker is not None and _state.get("breaker") is not breaker:
+            return False
         return _uninstall_locked()
+
+
+def installed_breaker() -> CrewBreaker | None:
+    """The breaker :func:`install_breaker` registered, or None."""
+    with _state_lock:
+        current: CrewBreaker | None = _state.get("breaker")
+        return current
