@@ -27,7 +27,9 @@ PROCS = Path(__file__).resolve().parent / "procs"
 
 
 def run_proc(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PROCS), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(PROCS), os.environ.get("PYTHONPATH", "")])
+    )
     return subprocess.run(
         [sys.executable, *args], cwd=PROCS, env=env, capture_output=True, text=True, timeout=120
     )
@@ -114,8 +116,10 @@ undo()
 def test_after_deactivate_nothing_is_recorded(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     out = run_script(db, "weather", "deactivated")
-    assert out["outcome"].startswith("GraphRecursionError")  # nothing stopped the loop
-    assert out["model_calls"] > 3
+    # nothing stopped the loop: it ran to the recursion limit (LangGraph 0.6's prebuilt
+    # agent answers "need more steps" there, LangChain 1.x's create_agent raises)
+    assert not out["outcome"].startswith("AgentPaused")
+    assert out["model_calls"] >= 10
     assert events(db, "weather", "tool_call") == []
     assert events(db, "weather", "llm_call") == []
 

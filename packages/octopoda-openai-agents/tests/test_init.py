@@ -86,7 +86,9 @@ def test_an_unmodified_looping_agent_is_recorded_and_stopped(
             ("fetch", "c2"),
         ]
         assert all("error occurred while running the tool" in e.payload["error"] for e in tools)
-        assert [(e.payload["tokens_in"], e.payload["tokens_out"]) for e in models] == [(100, 20)] * 3
+        assert [(e.payload["tokens_in"], e.payload["tokens_out"]) for e in models] == [
+            (100, 20)
+        ] * 3
         assert models[0].payload["cost_usd"] == (100 * 1.0 + 20 * 2.0) / 1e6
         (run,) = {e.payload["run_id"] for e in tools + models}
         (signal,) = agent.loop_history()

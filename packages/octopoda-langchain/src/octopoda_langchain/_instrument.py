@@ -52,7 +52,7 @@ class InitCallbackHandler(OctopodaCallbackHandler):
     def __init__(self, context: InitContext) -> None:
         super().__init__(context.runtime, guard=True, prices=context.prices)
         # one lock per Octopoda agent for every integration of the process
-        self._runtime_lock = context.runtimes.get(context.agent_id)[1]  # type: ignore[assignment]
+        self._runtime_lock = context.runtimes.get(context.agent_id)[1]
         self._parents: OrderedDict[UUID, UUID | None] = OrderedDict()
         self._parents_lock = threading.Lock()
 

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from ._tracing import OctopodaTracingProcessor
 
 
-
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
@@ -73,6 +72,7 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
 
 __all__ = [
     "SDK_ERROR_PREFIXES",

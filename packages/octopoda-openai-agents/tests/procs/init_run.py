@@ -17,9 +17,8 @@ from octopoda.integrations import AgentRuntimes, InitContext
 
 
 def main(db: str, agent: str, mode: str) -> None:
-    from agents.run import get_default_agent_runner
-
     import loop_script
+    from agents.run import get_default_agent_runner
 
     before = get_default_agent_runner()
     policy = LoopPolicy("pause")
