@@ -16,6 +16,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agents import Agent, Runner
 from agents.run import get_default_agent_runner
 from octopoda_openai_agents._instrument import InitAgentRunner, JoinedRunHooks
@@ -25,7 +26,7 @@ from octopoda_openai_agents.testing import ScriptedModel, assistant_message
 from octopoda import LoopPolicy, Octopoda
 from octopoda.integrations import ENTRY_POINT_GROUP, AgentRuntimes, InitContext, Integration
 
-from .conftest import PROCS
+from .conftest import PROCS, SDK_VERSION
 
 
 def run_proc(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -34,8 +35,8 @@ def run_proc(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
     )
 
 
-def run_script(env: dict[str, str], db: Path, mode: str) -> dict[str, Any]:
-    done = run_proc(env, str(PROCS / "init_run.py"), str(db), "weather", mode)
+def run_script(env: dict[str, str], db: Path, mode: str, how: str = "run") -> dict[str, Any]:
+    done = run_proc(env, str(PROCS / "init_run.py"), str(db), "weather", mode, how)
     assert done.returncode == 0, done.stderr
     out: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     assert out["runner_restored"]  # after deactivating, the SDK's own runner again
@@ -97,6 +98,18 @@ def test_an_unmodified_looping_agent_is_recorded_and_stopped(
         assert {ref.name for ref in signal.events} == {"fetch"}
         assert [(r.id, r.status) for r in agent.runs()] == [(run, "paused")]
         assert agent.audit.verify().ok
+
+
+@pytest.mark.parametrize("how", ["sync", "streamed"])
+def test_run_sync_and_run_streamed_are_stopped_too(
+    proc_env: dict[str, str], tmp_path: Path, how: str
+) -> None:
+    if how == "streamed" and tuple(int(p) for p in SDK_VERSION.split(".")[:2]) < (0, 21):
+        pytest.skip("the scripted stand-in of openai-agents < 0.21 does not stream")
+    db = tmp_path / "octopoda.db"
+    out = run_script(proc_env, db, "once", how)
+    assert out["outcome"].startswith("RunPaused") and out["model_calls"] == 3
+    assert len(events(db, "tool_call")) == 3 and len(events(db, "llm_call")) == 3
 
 
 def test_after_deactivate_nothing_is_recorded(proc_env: dict[str, str], tmp_path: Path) -> None:

@@ -1,12 +1,12 @@
 """Runs ``loop_script`` with the octopoda-openai-agents integration activated, the way
 ``octopoda.init()`` activates it (until the core's ``init`` lands: by hand).
 
-    python init_run.py DB AGENT MODE   # MODE: once | twice | deactivated | none
+    python init_run.py DB AGENT MODE [HOW]   # MODE: once | twice | deactivated | none
+                                             # HOW: run | sync | streamed (loop_script)
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 
@@ -16,7 +16,7 @@ from octopoda import LoopPolicy
 from octopoda.integrations import AgentRuntimes, InitContext
 
 
-def main(db: str, agent: str, mode: str) -> None:
+def main(db: str, agent: str, mode: str, how: str = "run") -> None:
     import loop_script
     from agents.run import get_default_agent_runner
 
@@ -35,7 +35,7 @@ def main(db: str, agent: str, mode: str) -> None:
         undo.append(integration.activate(context))
     if mode == "deactivated":
         undo.pop()()
-    out = asyncio.run(loop_script.main())
+    out = loop_script.main(how)
     for deactivate in undo:  # first activation first: the order must not matter
         deactivate()
         deactivate()  # a second call is a no-op
@@ -45,4 +45,4 @@ def main(db: str, agent: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

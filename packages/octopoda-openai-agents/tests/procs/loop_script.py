@@ -2,13 +2,15 @@
 tool (a retry loop), with a user's own run hooks counting calls. It knows nothing of
 Octopoda; ``init_run.py`` runs it with the integration activated, or ``octopoda-run`` does.
 
-    python loop_script.py   # prints one JSON line: {"outcome": ..., "model_calls": n, ...}
+    python loop_script.py [HOW]   # HOW: run (default), sync or streamed; prints one JSON
+                                  # line: {"outcome": ..., "model_calls": n, ...}
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 from agents import Agent, AgentsException, RunHooks, Runner, function_tool
@@ -33,15 +35,26 @@ class CountingHooks(RunHooks[Any]):
         self.tools += 1
 
 
-async def main(session: Any = None) -> dict[str, Any]:
+async def _streamed(agent: Agent[Any], hooks: CountingHooks) -> Any:
+    result = Runner.run_streamed(agent, "Weather in Paris?", hooks=hooks, max_turns=STEPS)
+    async for _ in result.stream_events():
+        pass
+    return result
+
+
+def main(how: str = "run") -> dict[str, Any]:
     steps = [[function_call("fetch", {"city": "Paris"}, call_id=f"c{i}")] for i in range(STEPS)]
     model = ScriptedModel(steps, default_usage=usage(100, 20))
     agent = Agent(name="weather", instructions="Answer.", model=model, tools=[fetch])
     hooks = CountingHooks()
     try:
-        result = await Runner.run(
-            agent, "Weather in Paris?", hooks=hooks, max_turns=STEPS, session=session
-        )
+        if how == "sync":
+            result = Runner.run_sync(agent, "Weather in Paris?", hooks=hooks, max_turns=STEPS)
+        elif how == "streamed":
+            result = asyncio.run(_streamed(agent, hooks))
+        else:
+            run = Runner.run(agent, "Weather in Paris?", hooks=hooks, max_turns=STEPS)
+            result = asyncio.run(run)
         outcome = f"answer: {result.final_output}"
     except AgentsException as exc:  # what a user's script would print
         outcome = f"{type(exc).__name__}: {exc}"
@@ -53,4 +66,4 @@ async def main(session: Any = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main())))
+    print(json.dumps(main(*sys.argv[1:2])))
