@@ -35,8 +35,8 @@ def run_proc(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run_script(db: Path, agent: str, mode: str) -> dict[str, Any]:
-    done = run_proc(str(PROCS / "init_run.py"), str(db), agent, mode)
+def run_script(db: Path, agent: str, mode: str, how: str = "invoke") -> dict[str, Any]:
+    done = run_proc(str(PROCS / "init_run.py"), str(db), agent, mode, how)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -89,6 +89,14 @@ def test_an_unmodified_looping_agent_is_recorded_and_stopped(tmp_path: Path) -> 
         assert [ref.seq for ref in signal.events] == [e.seq for e in tools]
         assert [(r.id, r.status) for r in agent.runs()] == [(run, "paused")]
         assert agent.audit.verify().ok
+
+
+def test_an_async_streamed_run_is_stopped_too(tmp_path: Path) -> None:
+    db = tmp_path / "octopoda.db"
+    out = run_script(db, "weather", "once", "astream")
+    assert out["outcome"].startswith("AgentPaused") and out["model_calls"] == 3
+    assert len(events(db, "weather", "tool_call")) == 3
+    assert len(events(db, "weather", "llm_call")) == 3
 
 
 def test_a_loop_in_a_thread_pauses_that_thread(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Runs ``loop_script`` with the octopoda-langchain integration activated, the way
 ``octopoda.init()`` activates it (until the core's ``init`` lands: by hand).
 
-    python init_run.py DB AGENT MODE   # MODE: once | twice | deactivated | none
+    python init_run.py DB AGENT MODE [HOW]   # MODE: once | twice | deactivated | none
+                                             # HOW: invoke | astream (loop_script)
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from octopoda import LoopPolicy
 from octopoda.integrations import AgentRuntimes, InitContext
 
 
-def main(db: str, agent: str, mode: str) -> None:
+def main(db: str, agent: str, mode: str, how: str = "invoke") -> None:
     import loop_script
 
     policy = LoopPolicy("pause")
@@ -32,7 +33,7 @@ def main(db: str, agent: str, mode: str) -> None:
         undo.append(integration.activate(context))
     if mode == "deactivated":
         undo.pop()()
-    print(json.dumps(loop_script.main(None)))
+    print(json.dumps(loop_script.main(None, how)))
     for deactivate in undo:
         deactivate()
         deactivate()  # a second call is a no-op
@@ -40,4 +41,4 @@ def main(db: str, agent: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

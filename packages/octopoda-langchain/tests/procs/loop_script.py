@@ -2,11 +2,13 @@
 tool (a retry loop). It knows nothing of Octopoda; ``init_run.py`` runs it with the
 integration activated, or ``octopoda-run`` does.
 
-    python loop_script.py [THREAD]   # prints one JSON line: {"outcome": ..., "model_calls": n}
+    python loop_script.py [THREAD [HOW]]   # HOW: invoke (default) or astream; prints one
+                                           # JSON line: {"outcome": ..., "model_calls": n}
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 
@@ -42,14 +44,25 @@ def make_agent(model):  # type: ignore[no-untyped-def]
     return create_agent(model, tools=[fetch])
 
 
-def main(thread: str | None) -> dict[str, object]:
+async def streamed(agent, question, config):  # type: ignore[no-untyped-def]
+    last = None
+    async for state in agent.astream(question, config, stream_mode="values"):
+        last = state
+    return last
+
+
+def main(thread: str | None, how: str = "invoke") -> dict[str, object]:
     model = CountingModel(script=[tool_call("fetch", {"city": "Paris"})])  # forever
     agent = make_agent(model)
     config: dict[str, object] = {"recursion_limit": 40}
     if thread:
         config["configurable"] = {"thread_id": thread}
+    question = {"messages": [HumanMessage("Weather in Paris?")]}
     try:
-        result = agent.invoke({"messages": [HumanMessage("Weather in Paris?")]}, config)
+        if how == "astream":
+            result = asyncio.run(streamed(agent, question, config))
+        else:
+            result = agent.invoke(question, config)
         outcome = f"answer: {result['messages'][-1].content}"
     except Exception as exc:  # what a user's script would print
         outcome = f"{type(exc).__name__}: {exc}"
@@ -57,4 +70,4 @@ def main(thread: str | None) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1] if len(sys.argv) > 1 else None)))
+    print(json.dumps(main(*(sys.argv[1:3] or [None]))))
