@@ -206,7 +206,12 @@ def test_doctor_reports_store_integrity_and_extras(db: Path) -> None:
 def test_doctor_without_a_store_file_says_it_will_be_created(tmp_path: Path) -> None:
     report = ok_json("doctor")
     home_db = tmp_path / "home" / "octopoda.db"
-    assert report["store"] == {"source": "OCTOPODA_HOME", "path": str(home_db), "exists": False}
+    assert report["store"] == {
+        "source": "OCTOPODA_HOME",
+        "path": str(home_db),
+        "exists": False,
+        "writable": True,
+    }
     assert report["ok"] is True
     assert "created on the first write" in ok("doctor").stdout
     assert not home_db.exists()

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ._audit.chain import AuditChainer
     from ._audit.signing import SignedHead
     from ._audit.trail import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
+    from ._instrument import Instrumentation, IntegrationStatus, init, shutdown
     from ._loops import LoopEventRef, LoopPolicy, LoopSignal, LoopStatus, Outage
     from ._records import (
         EraseResult,
@@ -99,6 +100,10 @@ if TYPE_CHECKING:
 # Everything but the errors loads on first use (PEP 562), so `import octopoda` stays cheap
 # for command-line tools and for programs that import it before they need it.
 _LAZY: dict[str, str] = {
+    "init": "._instrument",
+    "shutdown": "._instrument",
+    "Instrumentation": "._instrument",
+    "IntegrationStatus": "._instrument",
     "PostgresStore": "._store.postgres.store",
     "AgentInfo": "._runtime.client",
     "Octopoda": "._runtime.client",
@@ -216,6 +221,8 @@ __all__ = [
     "Event",
     "Goal",
     "ImportResult",
+    "Instrumentation",
+    "IntegrationStatus",
     "InvalidAgentId",
     "InvalidBundle",
     "InvalidInput",
@@ -262,5 +269,7 @@ __all__ = [
     "VersionConflict",
     "VersionRecord",
     "__version__",
+    "init",
+    "shutdown",
     "verify_audit_bundle",
 ]

@@ -16,6 +16,7 @@ from .mcp import mcp
 from .memory import export_command, import_command, memory, reindex_command
 from .migrate import migrate_command
 from .options import OctopodaGroup, store_option
+from .run import run_command
 from .serve import serve
 from .store import agents, doctor, version
 
@@ -43,6 +44,7 @@ def cli() -> None:
 cli.add_command(version)
 cli.add_command(doctor)
 cli.add_command(agents)
+cli.add_command(run_command)
 
 # -- memory ----------------------------------------------------------------------------------
 cli.add_command(memory)

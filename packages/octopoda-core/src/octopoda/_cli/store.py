@@ -11,9 +11,10 @@ from typing import Any, Final
 import click
 
 from .._errors import ConfigError, OctopodaError
-from .._store.config import is_postgres_url
+from .._store.config import is_postgres_url, is_server_url
 from .._store.sqlite.store import SqliteStore
 from .._version import __version__
+from .checks import integrations_report, postgres_access, server_report, sqlite_access
 from .options import (
     CliState,
     describe_source,
@@ -101,6 +102,11 @@ def _postgres_report(state: CliState, spec: str) -> tuple[dict[str, Any], list[s
     report: dict[str, Any] = {"source": source, "path": None, "exists": True}
     try:
         report["exists"], report["url"] = _postgres_store_exists(spec)
+        denied = postgres_access(spec, report["exists"])
+        report["writable"] = denied is None
+        if denied is not None:
+            report["error"] = denied
+            return report, [denied]
         if not report["exists"]:  # not a problem: the tables are created on the first write
             return report, []
         _inspect(state.open_store(), report)
@@ -125,12 +131,21 @@ def _store_report(state: CliState) -> tuple[dict[str, Any], list[str]]:
     spec = state.store if state.store is not None else os.environ.get("OCTOPODA_DATABASE_URL")
     if spec and is_postgres_url(spec):
         return _postgres_report(state, spec)
+    if spec and is_server_url(spec):
+        server, problems = server_report(spec)
+        source = "--store" if state.store is not None else "OCTOPODA_DATABASE_URL"
+        return {"source": source, "path": None, "exists": True, **server}, problems
     try:
         where = locate_store(state.store)
     except OctopodaError as exc:
         source = "--store" if state.store is not None else "OCTOPODA_DATABASE_URL"
         return {"source": source, "error": str(exc)}, [str(exc)]
     report: dict[str, Any] = {"source": where.source, "path": where.path, "exists": where.exists}
+    denied = sqlite_access(where.path)
+    report["writable"] = denied is None
+    if denied is not None:
+        report["error"] = f"the store cannot be written: {denied}"
+        return report, [report["error"]]
     if not where.exists:  # not a problem: the store is created on the first write
         return report, []
     try:
@@ -153,8 +168,16 @@ def _doctor_text(report: dict[str, Any]) -> str:
     rows = [[name, report[name]] for name in ("octopoda", "python", "sqlite")]
     place = store.get("path") or store.get("url", "-")
     rows.append(["store", f"{place} ({describe_source(store['source'])})"])
+    if store.get("backend") == "server":
+        rows.append(["  server", f"Octopoda {store.get('server_version') or '?'}"])
+        if "agents" in store:
+            rows.append(["  agents", str(store["agents"])])
+    if "writable" in store:
+        rows.append(["  writable", "yes" if store["writable"] else "no"])
     if "error" in store:
         rows.append(["  error", store["error"]])
+    elif store.get("backend") == "server":
+        pass
     elif not store["exists"]:
         rows.append(["  exists", "no (it is created on the first write)"])
     else:
@@ -181,6 +204,16 @@ def _doctor_text(report: dict[str, Any]) -> str:
     legacy = report["predecessor"]["data"]
     if legacy is not None:
         rows.append(["octopoda 3.3.4 data", f"{legacy}: bring it in with `octopoda migrate`"])
+    rows.append(["integrations", "" if report["integrations"] else "none installed"])
+    for row in report["integrations"]:
+        framework = f"{row['framework']} {row['version'] or '(not installed)'}"
+        if row["state"] == "ready":
+            what = f"{framework}: instrumented by octopoda.init() ({row['adapter']})"
+        elif row["state"] in ("no adapter", "absent"):
+            what = f"{framework}: {row['detail']}"
+        else:
+            what = f"{framework}: {row['state']}: {row['detail']}"
+        rows.append([f"  {row['integration']}", what])
     rows.append(["extras", ""])
     for extra, info in report["extras"].items():
         if info["installed"]:
@@ -208,14 +241,20 @@ def _predecessor() -> dict[str, Any]:
 def doctor(state: CliState, as_json: bool) -> None:
     """Check the installation and the store.
 
-    Shows the versions, which store is used (and why), its schema, journal mode, durability,
-    size and PRAGMA integrity_check, and which optional extras are installed. Exits 1 when
-    the store cannot be opened or is damaged.
+    Shows the versions, which store is used (and why), whether it can be written, its
+    schema, journal mode, durability, size and PRAGMA integrity_check (or, for an
+    http:// server, whether it answers), the frameworks octopoda.init() would instrument,
+    and which optional extras are installed. Exits 1 when the store cannot be opened,
+    written or is damaged, or an installed framework's version is not supported.
     """
     store, problems = _store_report(state)
+    integrations, notes = integrations_report()
+    problems += [note for note in notes if note.endswith("it is not instrumented")]
     report = {
         **_versions(),
         "store": store,
+        "integrations": integrations,
+        "notes": notes,
         "extras": _extras(),
         "predecessor": _predecessor(),
         "problems": problems,

@@ -48,18 +48,63 @@ A sketch of a tool hook::
         )
 """
 
-from ._auto import ENTRY_POINT_GROUP, Deactivate, InitContext, Integration
-from ._offload import parse_arguments, run_blocking, run_settled
-from ._pricing import Prices, check_prices, cost_of
-from ._recorder import ActionRecorder
-from ._target import AgentRuntimes, Target, resolve_runtime
-from ._verdicts import FrameworkCall, Verdict, blocked_tool_text, paused_note, stopped_text
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._auto import ENTRY_POINT_GROUP, Deactivate, InitContext, Integration
+    from ._offload import parse_arguments, run_blocking, run_settled
+    from ._pricing import Prices, check_prices, cost_of
+    from ._recorder import ActionRecorder
+    from ._target import AgentRuntimes, Target, resolve_runtime
+    from ._verdicts import FrameworkCall, Verdict, blocked_tool_text, paused_note, stopped_text
+
+# Each name loads its module on first use (PEP 562): an adapter's entry point, which
+# ``octopoda.init`` loads at start-up, imports only ``Integration`` and stays cheap.
+_LAZY: dict[str, str] = {
+    "ENTRY_POINT_GROUP": "._auto",
+    "Deactivate": "._auto",
+    "InitContext": "._auto",
+    "Integration": "._auto",
+    "parse_arguments": "._offload",
+    "run_blocking": "._offload",
+    "run_settled": "._offload",
+    "Prices": "._pricing",
+    "check_prices": "._pricing",
+    "cost_of": "._pricing",
+    "ActionRecorder": "._recorder",
+    "AgentRuntimes": "._target",
+    "Target": "._target",
+    "resolve_runtime": "._target",
+    "FrameworkCall": "._verdicts",
+    "Verdict": "._verdicts",
+    "blocked_tool_text": "._verdicts",
+    "paused_note": "._verdicts",
+    "stopped_text": "._verdicts",
+}
+
+
+def __getattr__(name: str) -> object:
+    from importlib import import_module
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'octopoda.integrations' has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+del TYPE_CHECKING
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "ActionRecorder",
     "AgentRuntimes",
     "Deactivate",
-    "ENTRY_POINT_GROUP",
     "FrameworkCall",
     "InitContext",
     "Integration",

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .._loops import LoopPolicy
-from .._runtime.runtime import AgentRuntime
-from ._pricing import Prices
-from ._target import AgentRuntimes
+if TYPE_CHECKING:  # kept out of the import: an entry point loads this module at start-up
+    from .._loops import LoopPolicy
+    from .._runtime.runtime import AgentRuntime
+    from ._pricing import Prices
+    from ._target import AgentRuntimes
 
 __all__ = ["ENTRY_POINT_GROUP", "Deactivate", "InitContext", "Integration"]
 
