@@ -1,8 +1,9 @@
 """``octopoda.init()``'s LangChain integration: an unmodified program's runs recorded,
 loop-checked and stopped, and nothing left behind once deactivated.
 
-The program runs in its own process (``procs/init_run.py`` activating the integration
-around ``procs/loop_script.py``), so no activation outlives its test.
+The program runs in its own process (``procs/init_run.py`` calling ``octopoda.init``
+around ``procs/loop_script.py``, or ``octopoda-run`` around the script itself), so no
+activation outlives its test; the in-process tests prove that deactivating restores.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def run_proc(*args: str) -> subprocess.CompletedProcess[str]:
 def run_script(db: Path, agent: str, mode: str, how: str = "invoke") -> dict[str, Any]:
     done = run_proc(str(PROCS / "init_run.py"), str(db), agent, mode, how)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.splitlines()[-1])
+    out: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    assert out["state"] == "active"  # what init reports for the integration
+    return out
 
 
 def events(db: Path, agent: str, kind: str) -> list[Any]:
@@ -109,16 +112,47 @@ def test_a_loop_in_a_thread_pauses_that_thread(tmp_path: Path) -> None:
 
 
 _THREADED = """
+import octopoda
+octopoda.init("weather", store={db!r}, policy="pause")
 import loop_script
-from octopoda import LoopPolicy
-from octopoda.integrations import AgentRuntimes, InitContext
-from octopoda_langchain._integration import integration
-policy = LoopPolicy("pause")
-runtimes = AgentRuntimes({db!r}, policy=policy, agent_id="weather")
-undo = integration.activate(InitContext("weather", runtimes, policy))
 print(loop_script.main("user-1"))
-undo()
 """
+
+
+def test_the_next_script_run_is_a_new_run(tmp_path: Path) -> None:
+    db = tmp_path / "octopoda.db"
+    first, second = run_script(db, "weather", "once"), run_script(db, "weather", "once")
+    assert first["model_calls"] == second["model_calls"] == 3  # not refused from the start
+    with Octopoda(str(db)) as client:
+        runs = client.agent("weather").runs()
+        assert len(runs) == 2 and {r.status for r in runs} == {"paused"}
+
+
+def test_octopoda_run_instruments_the_unmodified_script(tmp_path: Path) -> None:
+    db = tmp_path / "octopoda.db"
+    env = dict(
+        os.environ,
+        OCTOPODA_AGENT_ID="weather",
+        OCTOPODA_DATABASE_URL=str(db),
+        OCTOPODA_POLICY="pause",
+    )
+    launcher = Path(sys.executable).with_name("octopoda-run")
+    done = subprocess.run(
+        [str(launcher), sys.executable, "loop_script.py"],
+        cwd=PROCS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["outcome"].startswith("AgentPaused") and out["model_calls"] == 3
+    assert len(events(db, "weather", "tool_call")) == 3
+    assert len(events(db, "weather", "llm_call")) == 3
+    with Octopoda(str(db)) as client:
+        (signal,) = client.agent("weather").loop_history()
+        assert signal.kind == "retry" and {ref.name for ref in signal.events} == {"fetch"}
 
 
 def test_after_deactivate_nothing_is_recorded(tmp_path: Path) -> None:

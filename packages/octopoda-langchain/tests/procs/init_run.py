@@ -1,8 +1,12 @@
-"""Runs ``loop_script`` with the octopoda-langchain integration activated, the way
-``octopoda.init()`` activates it (until the core's ``init`` lands: by hand).
+"""Runs ``loop_script`` under ``octopoda.init()``, the way a user adds one line to it.
 
-    python init_run.py DB AGENT MODE [HOW]   # MODE: once | twice | deactivated | none
-                                             # HOW: invoke | astream (loop_script)
+    python init_run.py DB AGENT MODE [HOW]   # HOW: invoke | astream (loop_script)
+
+MODE ``once``: ``init`` before LangChain is imported (the integration activates when it
+is); ``twice``: ``init`` called again, and the integration activated once more by hand
+(its contract: a second activation records nothing twice); ``deactivated``: LangChain
+imported, ``init`` (active at once), then ``shutdown`` before the run; ``none``: no init.
+Prints loop_script's JSON line, with ``state`` (the integration's, after ``init``).
 """
 
 from __future__ import annotations
@@ -10,34 +14,43 @@ from __future__ import annotations
 import json
 import sys
 
-from octopoda_langchain._integration import integration
+import octopoda
 
-from octopoda import LoopPolicy
-from octopoda.integrations import AgentRuntimes, InitContext
+
+def start(db: str, agent: str) -> octopoda.Instrumentation:
+    prices = {"scripted": (1.0, 2.0)}
+    return octopoda.init(agent, store=db, policy="pause", integrations=["langchain"], prices=prices)
 
 
 def main(db: str, agent: str, mode: str, how: str = "invoke") -> None:
+    state = None
+    undo = []
+    if mode == "deactivated":
+        import loop_script  # LangChain first: init activates at once
+    if mode != "none":
+        status = start(db, agent)
+        if mode == "twice":
+            assert start(db, agent) == status  # idempotent
     import loop_script
 
-    policy = LoopPolicy("pause")
-    context = InitContext(
-        agent_id=agent,
-        runtimes=AgentRuntimes(db, policy=policy, agent_id=agent),
-        policy=policy,
-        prices={"scripted": (1.0, 2.0)},
-    )
-    undo = []
-    if mode in ("once", "twice", "deactivated"):
-        undo.append(integration.activate(context))
+    if mode != "none":
+        state = start(db, agent)["langchain"].state
     if mode == "twice":
-        undo.append(integration.activate(context))
+        from octopoda_langchain._integration import integration
+
+        from octopoda.integrations import AgentRuntimes, InitContext
+
+        policy = octopoda.LoopPolicy("pause")
+        runtimes = AgentRuntimes(db, policy=policy, agent_id=agent)
+        undo.append(integration.activate(InitContext(agent, runtimes, policy)))
     if mode == "deactivated":
-        undo.pop()()
-    print(json.dumps(loop_script.main(None, how)))
+        octopoda.shutdown()
+    out = loop_script.main(None, how)
     for deactivate in undo:
         deactivate()
         deactivate()  # a second call is a no-op
-    context.runtime.store.close()
+    octopoda.shutdown()
+    print(json.dumps({**out, "state": state}))
 
 
 if __name__ == "__main__":
