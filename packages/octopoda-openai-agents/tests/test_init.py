@@ -1,9 +1,10 @@
 """``octopoda.init()``'s Agents SDK integration: an unmodified program's runs recorded,
 loop-checked and stopped, and the default runner restored once deactivated.
 
-The program runs in its own process (``procs/init_run.py`` activating the integration
-around ``procs/loop_script.py``), so no activation outlives its test; the in-process test
-proves that deactivating restores the SDK's default runner.
+The program runs in its own process (``procs/init_run.py`` calling ``octopoda.init``
+around ``procs/loop_script.py``, or ``octopoda-run`` around the script itself), so no
+activation outlives its test; the in-process test proves that deactivating restores the
+SDK's default runner.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def run_script(env: dict[str, str], db: Path, mode: str, how: str = "run") -> di
     done = run_proc(env, str(PROCS / "init_run.py"), str(db), "weather", mode, how)
     assert done.returncode == 0, done.stderr
     out: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    assert out["runner_restored"]  # after deactivating, the SDK's own runner again
+    assert out["runner_restored"]  # after shutdown, the SDK's own runner again
+    assert out["state"] == "active"  # what init reports for the integration
     return out
 
 
@@ -110,6 +112,44 @@ def test_run_sync_and_run_streamed_are_stopped_too(
     out = run_script(proc_env, db, "once", how)
     assert out["outcome"].startswith("RunPaused") and out["model_calls"] == 3
     assert len(events(db, "tool_call")) == 3 and len(events(db, "llm_call")) == 3
+
+
+def test_the_next_script_run_is_a_new_run(proc_env: dict[str, str], tmp_path: Path) -> None:
+    db = tmp_path / "octopoda.db"
+    first, second = run_script(proc_env, db, "once"), run_script(proc_env, db, "once")
+    assert first["model_calls"] == second["model_calls"] == 3  # not refused from the start
+    with Octopoda(str(db)) as client:
+        runs = client.agent("weather").runs()
+        assert len(runs) == 2 and {r.status for r in runs} == {"paused"}
+
+
+def test_octopoda_run_instruments_the_unmodified_script(
+    proc_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "octopoda.db"
+    env = dict(
+        proc_env,
+        OCTOPODA_AGENT_ID="weather",
+        OCTOPODA_DATABASE_URL=str(db),
+        OCTOPODA_POLICY="pause",
+    )
+    launcher = Path(sys.executable).with_name("octopoda-run")
+    done = subprocess.run(
+        [str(launcher), sys.executable, "loop_script.py"],
+        cwd=PROCS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["outcome"].startswith("RunPaused") and out["model_calls"] == 3
+    assert out["own_hook_tools"] == 3
+    assert len(events(db, "tool_call")) == 3 and len(events(db, "llm_call")) == 3
+    with Octopoda(str(db)) as client:
+        (signal,) = client.agent("weather").loop_history()
+        assert signal.kind == "retry" and {ref.name for ref in signal.events} == {"fetch"}
 
 
 def test_after_deactivate_nothing_is_recorded(proc_env: dict[str, str], tmp_path: Path) -> None:
