@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from langchain_core.callbacks import CallbackManager
-from octopoda_langchain._instrument import InitCallbackHandler, active_handler
+from octopoda_langchain._instrument import DISPATCHER, active_handler
 from octopoda_langchain._integration import integration
 
 from octopoda import AgentPaused, LoopPolicy, Octopoda
@@ -119,6 +119,32 @@ print(loop_script.main("user-1"))
 """
 
 
+def test_runs_in_bare_threads_and_pool_workers_are_recorded(tmp_path: Path) -> None:
+    db = tmp_path / "octopoda.db"
+    done = run_proc("-c", _IN_THREADS.format(db=str(db)))
+    assert done.returncode == 0, done.stderr
+    with Octopoda(str(db)) as client:
+        agent = client.agent("weather")
+        assert sorted((r.id, r.status) for r in agent.runs()) == [
+            ("pool-1", "paused"),
+            ("thread-1", "paused"),
+        ]
+        assert len(agent.timeline(kinds=["tool_call"])) == 6
+
+
+_IN_THREADS = """
+import octopoda, threading
+from concurrent.futures import ThreadPoolExecutor
+octopoda.init("weather", store={db!r}, policy="pause")
+import loop_script
+worker = threading.Thread(target=loop_script.main, args=("thread-1",))
+worker.start()
+worker.join()
+with ThreadPoolExecutor(1) as pool:
+    print(pool.submit(loop_script.main, "pool-1").result())
+"""
+
+
 def test_the_next_script_run_is_a_new_run(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     first, second = run_script(db, "weather", "once"), run_script(db, "weather", "once")
@@ -174,8 +200,11 @@ def test_activating_twice_records_each_call_once(tmp_path: Path) -> None:
     assert len(events(db, "weather", "llm_call")) == 3
 
 
-def _handlers() -> list[Any]:
-    return [h for h in CallbackManager.configure().handlers if isinstance(h, InitCallbackHandler)]
+def _live_handlers() -> list[Any]:
+    """The handlers of ours a run's callback manager would call (LangChain skips a handler
+    whose ``ignore_*`` flag is set)."""
+    handlers = CallbackManager.configure().handlers
+    return [h for h in handlers if h is DISPATCHER and not h.ignore_chat_model]
 
 
 def test_deactivate_restores_every_run_to_no_handler(tmp_path: Path) -> None:
@@ -183,18 +212,21 @@ def test_deactivate_restores_every_run_to_no_handler(tmp_path: Path) -> None:
     context = InitContext(
         "inproc", AgentRuntimes(str(tmp_path / "o.db"), policy=policy, agent_id="inproc"), policy
     )
-    assert active_handler() is None and _handlers() == []
+    assert active_handler() is None and _live_handlers() == []
     first = integration.activate(context)
     second = integration.activate(context)
     try:
-        (handler,) = _handlers()  # the second activation replaced the first's handler
-        assert handler is active_handler() and handler.raise_error
+        assert _live_handlers() == [DISPATCHER]  # one handler, not one per activation
+        handler = active_handler()
+        assert handler is not None and handler.raise_error
     finally:
         first()
-        assert _handlers() == [active_handler()]  # the second one is still active
+        assert active_handler() is handler  # the second activation's, still active
         second()
         second()
-    assert active_handler() is None and _handlers() == []
+    assert active_handler() is None and _live_handlers() == []
+    flags = ("ignore_llm", "ignore_chain", "ignore_agent", "ignore_chat_model")
+    assert all(getattr(DISPATCHER, flag) for flag in flags)  # LangChain skips it
     context.runtime.store.close()
 
 

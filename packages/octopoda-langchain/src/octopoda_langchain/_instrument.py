@@ -4,11 +4,12 @@ LangChain's official seam for a process-wide handler is
 ``langchain_core.tracers.context.register_configure_hook``: every callback manager a
 Runnable, a chain, a model or a LangGraph graph configures adds the handler that a
 registered context variable holds (inheritable: child runs get it too). The variable is
-registered once per process and holds the active handler; ``activate`` sets it and the
-returned ``Deactivate`` takes it out again (LangChain has no call that unregisters a
-hook; a variable holding None adds nothing). Context variables are per context: a run in
-a thread started with ``threading.Thread`` (which starts from an empty context) is not
-seen; LangChain's own executors, asyncio tasks and ``contextvars.copy_context`` are.
+registered once per process, on the first activation, and its value in every context and
+thread is one dispatcher (its default: a bare ``threading.Thread`` or a
+``ThreadPoolExecutor`` worker starts from an empty context and still gets it). The
+dispatcher passes each callback to the active handler; ``Deactivate`` takes that handler
+out, and from then on LangChain skips the dispatcher (its ``ignore_*`` flags are set:
+LangChain has no call that unregisters a hook).
 
 The handler is :class:`OctopodaCallbackHandler` with ``guard=True``, recording into the
 one agent of ``InitContext``: a paused run raises :class:`~octopoda.AgentPaused` at its
@@ -27,19 +28,17 @@ from contextvars import ContextVar
 from typing import Any, Final
 from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
 from octopoda.integrations import Deactivate, InitContext
 
 from ._callbacks import OctopodaCallbackHandler, _run_of
 
-__all__ = ["InitCallbackHandler", "activate", "active_handler"]
+__all__ = ["DISPATCHER", "Dispatcher", "InitCallbackHandler", "activate", "active_handler"]
 
 _KEEP_RUNS: Final = 4096  # LangChain runs whose parent is remembered (the newest)
 
-_HANDLER: ContextVar[OctopodaCallbackHandler | None] = ContextVar(
-    "octopoda_langchain_init_handler", default=None
-)
 _STATE_LOCK = threading.Lock()
 _REGISTERED: list[bool] = []  # the hook is registered once per process
 _ACTIVE: list[InitCallbackHandler] = []  # activations, oldest first; the newest is in use
@@ -111,9 +110,83 @@ class InitCallbackHandler(OctopodaCallbackHandler):
         self._guard_model(run_id)
 
 
-def active_handler() -> OctopodaCallbackHandler | None:
-    """The handler LangChain runs of this context get (None: not activated)."""
-    return _HANDLER.get()
+class Dispatcher(BaseCallbackHandler):
+    """What the registered variable holds everywhere: it passes the callbacks the
+    integration handles to ``target``, the active handler; with none, LangChain skips it
+    (every ``ignore_*`` is true), so it is never called."""
+
+    def __init__(self) -> None:
+        self.target: InitCallbackHandler | None = None
+        self.raise_error = True  # a paused run's AgentPaused leaves the run
+
+    @property
+    def ignore_llm(self) -> bool:
+        return self.target is None
+
+    @property
+    def ignore_chain(self) -> bool:
+        return self.target is None
+
+    @property
+    def ignore_agent(self) -> bool:
+        return self.target is None
+
+    @property
+    def ignore_retriever(self) -> bool:
+        return True
+
+    @property
+    def ignore_retry(self) -> bool:
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        return self.target is None
+
+    def on_chain_start(self, *args: Any, **kwargs: Any) -> None:
+        if (target := self.target) is not None:
+            target.on_chain_start(*args, **kwargs)
+
+    def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+        if (target := self.target) is not None:
+            target.on_tool_start(*args, **kwargs)
+
+    def on_tool_end(self, *args: Any, **kwargs: Any) -> None:
+        if (target := self.target) is not None:
+            target.on_tool_end(*args, **kwargs)
+
+    def on_tool_error(self, *args: Any, **kwargs: Any) -> None:
+        if (target := self.target) is not None:
+            target.on_tool_error(*args, **kwargs)
+
+    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        if (target := self.target) is not None:
+            target.on_chat_model_start(*args, **kwargs)
+
+    def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+        if (target := self.target) is not None:
+            target.on_llm_start(*args, **kwargs)
+
+    def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
+        if (target := self.target) is not None:
+            target.on_llm_end(*args, **kwargs)
+
+    def on_llm_error(self, *args: Any, **kwargs: Any) -> None:
+        if (target := self.target) is not None:
+            target.on_llm_error(*args, **kwargs)
+
+
+DISPATCHER: Final = Dispatcher()
+_HANDLER: ContextVar[Dispatcher | None] = ContextVar("octopoda_langchain_init", default=DISPATCHER)
+
+
+def active_handler() -> InitCallbackHandler | None:
+    """The handler LangChain runs get now (None: not activated)."""
+    return DISPATCHER.target
 
 
 def activate(context: InitContext) -> Deactivate:
@@ -126,7 +199,7 @@ def activate(context: InitContext) -> Deactivate:
             register_configure_hook(_HANDLER, True)
             _REGISTERED.append(True)
         _ACTIVE.append(handler)
-        _HANDLER.set(handler)
+        DISPATCHER.target = handler
     done: list[bool] = []
 
     def deactivate() -> None:
@@ -136,6 +209,6 @@ def activate(context: InitContext) -> Deactivate:
             done.append(True)
             if handler in _ACTIVE:
                 _ACTIVE.remove(handler)
-            _HANDLER.set(_ACTIVE[-1] if _ACTIVE else None)
+            DISPATCHER.target = _ACTIVE[-1] if _ACTIVE else None
 
     return deactivate
