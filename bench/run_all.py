@@ -27,6 +27,7 @@ from typing import Any
 from _common import Check, Config
 from bench_audit import bench_audit
 from bench_import import bench_import
+from bench_init import bench_init
 from bench_loops import bench_loops
 from bench_memory import bench_recall, bench_remember
 from bench_multiproc import bench_multiproc
@@ -44,6 +45,7 @@ NAMES = [
     "scale",
     "multiproc",
     "import",
+    "init",
     "predecessor",
     "loops",
     "audit",
@@ -136,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             "scale": lambda: bench_scale(cfg),
             "multiproc": lambda: bench_multiproc(cfg),
             "import": lambda: bench_import(cfg),
+            "init": lambda: bench_init(cfg),
             "predecessor": lambda: bench_predecessor(
                 cfg, args.predecessor_venv, enabled=not args.no_predecessor
             ),

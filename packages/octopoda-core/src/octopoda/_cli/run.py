@@ -11,7 +11,6 @@ __all__ = ["run_command"]
 
 @click.command(
     "run",
-    add_help_option=False,  # --help goes to octopoda-run's own
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -20,7 +19,10 @@ def run_command(state: CliState, args: tuple[str, ...]) -> None:
     """Run a program with octopoda.init() applied before its code starts.
 
     octopoda run [--agent-id ID] [--store URL] [--policy POLICY] [--disable NAMES] -- CMD...
-    (the same as octopoda-run; octopoda run --help shows its options).
+    is octopoda-run: --agent-id sets OCTOPODA_AGENT_ID (default: the script's name), --store
+    OCTOPODA_DATABASE_URL, --policy OCTOPODA_POLICY (warn, pause or raise, then key=value
+    settings such as spend_cap_usd=5), --disable OCTOPODA_DISABLED_INTEGRATIONS. The
+    program's exit code is the command's.
     """
     from .._instrument.run import main
 

@@ -88,7 +88,7 @@ def _postgres_store_exists(url: str) -> tuple[bool, str]:
     """Whether the PostgreSQL store exists yet (found without creating it), and its URL
     without a password."""
     try:
-        from .._store.postgres.store import redact_url, store_exists
+        from .._store.postgres.driver import redact_url, store_exists
     except ImportError:
         raise ConfigError(
             "a postgresql:// store needs the postgres extra: pip install 'octopoda-core[postgres]'"
@@ -163,6 +163,20 @@ def _store_report(state: CliState) -> tuple[dict[str, Any], list[str]]:
     return report, []
 
 
+def _integration_rows(integrations: list[dict[str, Any]]) -> list[list[str]]:
+    rows = [["integrations", "" if integrations else "none installed"]]
+    for row in integrations:
+        framework = f"{row['framework']} {row['version'] or '(not installed)'}"
+        if row["state"] == "ready":
+            what = f"{framework}: instrumented by octopoda.init() ({row['adapter']})"
+        elif row["state"] in ("no adapter", "absent"):
+            what = f"{framework}: {row['detail']}"
+        else:
+            what = f"{framework}: {row['state']}: {row['detail']}"
+        rows.append([f"  {row['integration']}", what])
+    return rows
+
+
 def _doctor_text(report: dict[str, Any]) -> str:
     store = report["store"]
     rows = [[name, report[name]] for name in ("octopoda", "python", "sqlite")]
@@ -204,16 +218,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
     legacy = report["predecessor"]["data"]
     if legacy is not None:
         rows.append(["octopoda 3.3.4 data", f"{legacy}: bring it in with `octopoda migrate`"])
-    rows.append(["integrations", "" if report["integrations"] else "none installed"])
-    for row in report["integrations"]:
-        framework = f"{row['framework']} {row['version'] or '(not installed)'}"
-        if row["state"] == "ready":
-            what = f"{framework}: instrumented by octopoda.init() ({row['adapter']})"
-        elif row["state"] in ("no adapter", "absent"):
-            what = f"{framework}: {row['detail']}"
-        else:
-            what = f"{framework}: {row['state']}: {row['detail']}"
-        rows.append([f"  {row['integration']}", what])
+    rows += _integration_rows(report["integrations"])
     rows.append(["extras", ""])
     for extra, info in report["extras"].items():
         if info["installed"]:

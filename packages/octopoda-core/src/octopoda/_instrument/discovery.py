@@ -1,5 +1,6 @@
 """Which integrations are installed, and which framework versions: read from the
-distributions' metadata folders on ``sys.path`` without importing ``importlib.metadata``.
+distributions' metadata folders on ``sys.path`` without importing ``importlib.metadata``;
+and :class:`IntegrationStatus`, what ``init`` found of each.
 
 ``importlib.metadata`` costs about 40 ms to import, more than the whole budget of an
 ``octopoda.init()`` that finds nothing to do. The two facts ``init`` needs are cheap to read
@@ -8,8 +9,6 @@ folder's name or ``METADATA``/``PKG-INFO`` header, and its entry points in
 ``entry_points.txt``. As in ``importlib.metadata``, the first distribution of a name on
 ``sys.path`` wins.
 """
-
-from __future__ import annotations
 
 import os
 import sys
@@ -21,6 +20,7 @@ from .._errors import ConfigError
 __all__ = [
     "Distribution",
     "EntryPoint",
+    "IntegrationStatus",
     "distributions",
     "entry_points",
     "normalize",
@@ -39,6 +39,24 @@ class EntryPoint(NamedTuple):
     name: str
     value: str  # "module:attribute"
     distribution: str
+
+
+class IntegrationStatus(NamedTuple):
+    """One integration as ``init`` found it.
+
+    ``state``: ``"active"`` (hooked), ``"waiting"`` (hooked when ``modules`` are imported),
+    ``"absent"`` (its framework is not installed), ``"unsupported"`` (the installed version
+    is outside ``supported``), ``"disabled"`` (``$OCTOPODA_DISABLED_INTEGRATIONS``),
+    ``"failed"`` (the entry point or ``activate`` raised: ``detail`` says what).
+    """
+
+    name: str
+    adapter: str
+    framework: str
+    version: str | None
+    supported: str
+    state: str
+    detail: str = ""
 
 
 _SUFFIXES = (".dist-info", ".egg-info")

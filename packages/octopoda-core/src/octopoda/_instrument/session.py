@@ -15,10 +15,10 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import ConfigError, InvalidAgentId, InvalidInput
-from .discovery import distributions, entry_points, normalize, satisfies
+from .discovery import IntegrationStatus, distributions, entry_points, normalize, satisfies
 from .hooks import PostImportHooks
 
 if TYPE_CHECKING:
@@ -68,24 +68,6 @@ _POLICY_OPTIONS: Final = {
     "outage_runs": int,
     "outage_window_seconds": float,
 }
-
-
-class IntegrationStatus(NamedTuple):
-    """One integration as ``init`` found it.
-
-    ``state``: ``"active"`` (hooked), ``"waiting"`` (hooked when ``modules`` are imported),
-    ``"absent"`` (its framework is not installed), ``"unsupported"`` (the installed version
-    is outside ``supported``), ``"disabled"`` (``$OCTOPODA_DISABLED_INTEGRATIONS``),
-    ``"failed"`` (the entry point or ``activate`` raised: ``detail`` says what).
-    """
-
-    name: str
-    adapter: str
-    framework: str
-    version: str | None
-    supported: str
-    state: str
-    detail: str = ""
 
 
 class Instrumentation:

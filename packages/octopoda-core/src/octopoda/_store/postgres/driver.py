@@ -38,6 +38,7 @@ __all__ = [
     "psycopg",
     "redact_url",
     "retried",
+    "store_exists",
 ]
 
 Connection = psycopg.Connection[TupleRow]
@@ -173,3 +174,15 @@ def driver_error(
         )
     hint = _HINTS.get(state or "", "see the PostgreSQL server log")
     return StorageError(f"PostgreSQL at {where} failed ({state}: {text}); {hint}")
+
+
+def store_exists(url: str) -> bool:
+    """Whether the database behind ``url`` (the schema its search_path names first) holds
+    an Octopoda store yet, found without creating one (``octopoda doctor``)."""
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    except psycopg.Error as exc:
+        where = redact_url(url)
+        raise driver_error(exc, where=where, timeout=10, max_size=1, lock_timeout=0) from None
+    return bool(row and row[0])

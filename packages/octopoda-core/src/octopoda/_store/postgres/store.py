@@ -58,7 +58,7 @@ from .driver import (
 )
 from .locks import LOCK, lock_id
 
-__all__ = ["PostgresStore", "redact_url", "store_exists"]
+__all__ = ["PostgresStore", "redact_url"]
 
 _RETRIES: Final = 6
 _T = TypeVar("_T")
@@ -392,22 +392,14 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
             raise self._error(exc) from None
 
     def _fetch(self, sql: str, params: Sequence[Any], one: bool, *, write: bool = False) -> Any:
-        snap = None if write else getattr(self._snapshot, "conn", None)
-        if snap is not None:  # inside read_snapshot: that transaction's connection, no retry
+        snap = None if write else getattr(self._snapshot, "conn", None)  # (read_snapshot's)
+        for attempt in range(3 if snap is None else 1):  # (a snapshot is not retried)
             try:
-                cursor = self._exec(snap, sql, params)
-                return cursor.fetchone() if one else cursor.fetchall()
-            except (psycopg.Error, UnicodeEncodeError) as exc:
-                if is_nul(exc):
-                    return None if one else []
-                raise self._error(exc) from None
-        for attempt in range(3):
-            try:
-                with pooled(self._pool()) as conn:
+                with pooled(self._pool()) if snap is None else contextlib.nullcontext(snap) as conn:
                     cursor = self._exec(conn, sql, params)
                     return cursor.fetchone() if one else cursor.fetchall()
             except (psycopg.Error, UnicodeEncodeError) as exc:
-                if attempt < 2 and is_disconnect(exc):
+                if attempt < 2 and snap is None and is_disconnect(exc):
                     self._recover(exc, attempt)
                     continue
                 if not write and is_nul(exc):  # no stored name holds a NUL: nothing matches
@@ -586,18 +578,6 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
                     f" last event ({(last_hash or GENESIS_HASH)[:16]}...)"
                 )
         return problems or ["ok"]
-
-
-def store_exists(url: str) -> bool:
-    """Whether the database behind ``url`` (the schema its search_path names first) holds
-    an Octopoda store yet, found without creating one (``octopoda doctor``)."""
-    try:
-        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-            row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
-    except psycopg.Error as exc:
-        where = redact_url(url)
-        raise driver_error(exc, where=where, timeout=10, max_size=1, lock_timeout=0) from None
-    return bool(row and row[0])
 
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()

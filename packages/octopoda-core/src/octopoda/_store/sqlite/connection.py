@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from ..._errors import SchemaTooNew, StorageError, UndecodableText
+from ..._errors import ConfigError, SchemaTooNew, StorageError, UndecodableText
 from .schema import APPLICATION_ID, MIGRATIONS
 
-__all__ = ["connect", "is_busy", "storage_error"]
+__all__ = ["connect", "file_path", "is_busy", "storage_error"]
 
 _CONNECT_RETRY_JITTER_US: Final = 45_000
 
@@ -204,3 +204,22 @@ def _migrate(conn: sqlite3.Connection, path: str) -> None:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+
+def file_path(raw: str, create_dirs: bool) -> str:
+    """The absolute path of a store file; its directory created when asked."""
+    if not raw:
+        raise ConfigError("the store path is empty; pass a file path or ':memory:'")
+    p = os.path.realpath(os.path.expanduser(raw))
+    if os.path.isdir(p):
+        raise ConfigError(
+            f"{p} is a directory; pass a file path such as {os.path.join(p, 'octopoda.db')}"
+        )
+    parent = os.path.dirname(p)
+    if not os.path.isdir(parent):
+        if not create_dirs:
+            raise ConfigError(
+                f"the directory {parent} does not exist; create it or pass another path"
+            )
+        os.makedirs(parent, exist_ok=True)
+    return p

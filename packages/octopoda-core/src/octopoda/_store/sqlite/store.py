@@ -55,7 +55,7 @@ from ..search_reads import SearchReads
 from ..vector_reads import PendingVectors, VectorModel, VectorReads
 from . import schema as q
 from . import search_index, vector_index
-from .connection import DRIVER_ERRORS, connect, storage_error
+from .connection import DRIVER_ERRORS, connect, file_path, storage_error
 
 __all__ = ["SqliteStore"]
 
@@ -94,7 +94,7 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         if durability not in ("normal", "full"):
             raise ConfigError(f"durability must be 'normal' or 'full', not {durability!r}")
         raw = os.fspath(path)
-        self._path = raw if raw == ":memory:" else _file_path(raw, create_dirs)
+        self._path = raw if raw == ":memory:" else file_path(raw, create_dirs)
         self._read_only = bool(read_only)
         if raw != ":memory:":
             self._read_only = _check_file(self._path, read_only)
@@ -558,25 +558,6 @@ def _text_or_bytes(kind: str, raw: Any) -> Any:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw
-
-
-def _file_path(raw: str, create_dirs: bool) -> str:
-    """The absolute path of a store file; its directory created when asked."""
-    if not raw:
-        raise ConfigError("the store path is empty; pass a file path or ':memory:'")
-    p = os.path.realpath(os.path.expanduser(raw))
-    if os.path.isdir(p):
-        raise ConfigError(
-            f"{p} is a directory; pass a file path such as {os.path.join(p, 'octopoda.db')}"
-        )
-    parent = os.path.dirname(p)
-    if not os.path.isdir(parent):
-        if not create_dirs:
-            raise ConfigError(
-                f"the directory {parent} does not exist; create it or pass another path"
-            )
-        os.makedirs(parent, exist_ok=True)
-    return p
 
 
 EMPTY_FILE_AGE: Final = 2.0
