@@ -70,6 +70,10 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
         self._runtime_lock = threading.Lock()  # one call at a time into the detectors
         self._recorder = ActionRecorder()
 
+    def _run(self, run_id: UUID, kwargs: Mapping[str, Any]) -> str | None:
+        """The Octopoda run of the callback of LangChain run ``run_id``."""
+        return _run_of(kwargs)
+
     # -- tools ----------------------------------------------------------------------------
 
     def on_tool_start(
@@ -83,7 +87,7 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
     ) -> None:
         name = str((serialized or {}).get("name") or kwargs.get("name") or "tool")
         args: Any = inputs if inputs is not None else input_str
-        run = _run_of(kwargs)
+        run = self._run(run_id, kwargs)
         call_id = str(kwargs.get("tool_call_id") or run_id)
         with self._lock:
             self._tools[run_id] = (name, args, time.perf_counter(), run, call_id)
@@ -141,7 +145,7 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
             or ((serialized or {}).get("id") or ["unknown"])[-1]
         )
         with self._lock:
-            self._models[run_id] = (str(name), _run_of(kw))
+            self._models[run_id] = (str(name), self._run(run_id, kw))
 
     def on_chat_model_start(
         self,
@@ -161,7 +165,7 @@ class OctopodaCallbackHandler(BaseCallbackHandler):
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
             started = self._models.pop(run_id, None)
-        started_name, run = started if started is not None else (None, _run_of(kwargs))
+        started_name, run = started if started is not None else (None, self._run(run_id, kwargs))
         if not self.record_models:
             return
         generation = (

@@ -13,20 +13,66 @@
   loop detectors, each in its conversation's run; a paused agent or conversation stops
   the run with :class:`RunPaused`.
 * :class:`OctopodaTracingProcessor`: function spans into the same records; exports nothing.
+
+Names load on first use: importing the package (as ``octopoda.init()`` does to find the
+integration) does not import the SDK.
 """
 
-from ._common import RunPaused
-from ._hooks import SDK_ERROR_PREFIXES, OctopodaRunHooks, Prices, RunIdOption, is_sdk_tool_error
-from ._session import (
-    SESSION_AGENT_PREFIX,
-    InvalidSessionSettings,
-    OctopodaSession,
-    SessionClosed,
-    session_ids,
-)
-from ._tracing import OctopodaTracingProcessor
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._common import RunPaused
+    from ._hooks import (
+        SDK_ERROR_PREFIXES,
+        OctopodaRunHooks,
+        Prices,
+        RunIdOption,
+        is_sdk_tool_error,
+    )
+    from ._session import (
+        SESSION_AGENT_PREFIX,
+        InvalidSessionSettings,
+        OctopodaSession,
+        SessionClosed,
+        session_ids,
+    )
+    from ._tracing import OctopodaTracingProcessor
+
 
 __version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "InvalidSessionSettings": "._session",
+    "OctopodaRunHooks": "._hooks",
+    "OctopodaSession": "._session",
+    "OctopodaTracingProcessor": "._tracing",
+    "Prices": "._hooks",
+    "RunIdOption": "._hooks",
+    "RunPaused": "._common",
+    "SDK_ERROR_PREFIXES": "._hooks",
+    "SESSION_AGENT_PREFIX": "._session",
+    "SessionClosed": "._session",
+    "is_sdk_tool_error": "._hooks",
+    "session_ids": "._session",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'octopoda_openai_agents' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "SDK_ERROR_PREFIXES",

@@ -111,14 +111,33 @@ class OctopodaRunHooks(RunHooks[Any]):
         guard_llm_calls: bool = True,
         run_id: RunIdOption = None,
     ) -> None:
-        self._runtimes = AgentRuntimes(
+        if run_id is not None and not isinstance(run_id, str) and not callable(run_id):
+            raise InvalidInput(f"run_id must be a str, a callable or None, not {run_id!r}")
+        runtimes = AgentRuntimes(
             store, policy=policy, agent_prefix=agent_prefix, agent_ids=agent_ids
         )
+        self._setup(runtimes, prices, is_error, guard_llm_calls, run_id)
+
+    @classmethod
+    def _of(cls, runtimes: AgentRuntimes, prices: Prices | None = None) -> OctopodaRunHooks:
+        """Hooks recording through ``runtimes`` (``octopoda.init``'s, which map every SDK
+        agent to one Octopoda agent), with the defaults of every other option."""
+        hooks = cls.__new__(cls)
+        hooks._setup(runtimes, prices, is_sdk_tool_error, True, None)
+        return hooks
+
+    def _setup(
+        self,
+        runtimes: AgentRuntimes,
+        prices: Prices | None,
+        is_error: Callable[[object], bool],
+        guard_llm_calls: bool,
+        run_id: RunIdOption,
+    ) -> None:
+        self._runtimes = runtimes
         self._prices = check_prices(prices)
         self._is_error = is_error
         self._guard_llm = guard_llm_calls
-        if run_id is not None and not isinstance(run_id, str) and not callable(run_id):
-            raise InvalidInput(f"run_id must be a str, a callable or None, not {run_id!r}")
         self._run_id = run_id
         self._recorder = ActionRecorder()
         self._last_calls: OrderedDict[tuple[str, str], list[tuple[str, Any, str]]] = OrderedDict()
