@@ -130,3 +130,29 @@ def test_twice_records_once(tmp_path: Path, run_python: Run, mode: str) -> None:
     assert sorted(kinds(once)) == sorted(kinds(twice))
     assert kinds(twice).count("tool_call") == 3
     assert kinds(twice).count("llm_call") == b["calls"]
+
+
+def test_the_raise_policy_stops_the_crew_at_its_next_model_call(
+    tmp_path: Path, proc_env: dict[str, str]
+) -> None:
+    # CrewAI swallows what a tool hook raises: the LoopDetected of the tool call that
+    # completed the loop is raised from the crew's next model call instead
+    db = tmp_path / "agent.db"
+    env = {**proc_env, "OCTOPODA_AGENT_ID": AGENT, "OCTOPODA_DATABASE_URL": str(db),
+           "OCTOPODA_POLICY": "raise"}  # fmt: skip
+    launcher = str(Path(sys.executable).with_name("octopoda-run"))
+    done = subprocess.run(
+        [launcher, sys.executable, str(PROCS / "loop_crew.py")],
+        env=env, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    report = report_of(done)
+    assert report["error_type"] is not None and report["calls"] <= 4, report
+    if report["error_type"] == "CrewLoopDetected":  # crewai 1.15: kickoff raises it
+        assert "retry loop" in report["error"] and "fetch" in report["error"]
+    else:  # older crewai raises its own error; the loop is named on stderr
+        assert "retry loop" in report["stderr"] and "fetch" in report["stderr"]
+    assert kinds(db).count("tool_call") == 3
+    with octopoda.Octopoda(str(db)) as client:
+        runtime = client.agent(AGENT)
+        assert runtime.loop_status(f"crew:{report['crew_id']}").state == "looping"
+        assert not [r for r in runtime.runs() if r.status == "paused"]  # raise never pauses

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._breaker import (
         TOOL_ERROR_PREFIX,
         CrewBreaker,
+        CrewLoopDetected,
         CrewPaused,
         install_breaker,
         uninstall_breaker,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "TOOL_ERROR_PREFIX": "._breaker",
     "CrewBreaker": "._breaker",
+    "CrewLoopDetected": "._breaker",
     "CrewPaused": "._breaker",
     "install_breaker": "._breaker",
     "uninstall_breaker": "._breaker",
@@ -77,6 +79,7 @@ __all__ = [
     "SPEC",
     "TOOL_ERROR_PREFIX",
     "CrewBreaker",
+    "CrewLoopDetected",
     "CrewPaused",
     "EmbeddingDimensionMismatchError",
     "OctopodaStorage",

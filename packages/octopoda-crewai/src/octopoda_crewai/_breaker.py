@@ -30,7 +30,7 @@ import threading
 import time
 from typing import Any
 
-from octopoda import AgentRuntime, InvalidInput, LoopPolicy, OctopodaError
+from octopoda import AgentRuntime, InvalidInput, LoopDetected, LoopPolicy, OctopodaError
 from octopoda.integrations import (
     ActionRecorder,
     AgentRuntimes,
@@ -59,7 +59,14 @@ except ImportError:  # pragma: no cover - depends on the crewai line
     _Abort = Exception  # type: ignore[misc,assignment]
     ABORTS = False
 
-__all__ = ["TOOL_ERROR_PREFIX", "CrewBreaker", "CrewPaused", "install_breaker", "uninstall_breaker"]
+__all__ = [
+    "TOOL_ERROR_PREFIX",
+    "CrewBreaker",
+    "CrewLoopDetected",
+    "CrewPaused",
+    "install_breaker",
+    "uninstall_breaker",
+]
 
 TOOL_ERROR_PREFIX = "I encountered an error while trying to use the tool."
 """How CrewAI's text of a failed tool call begins (what the model sees instead of a result)."""
@@ -74,6 +81,18 @@ class CrewPaused(OctopodaError, _Abort):
         Exception.__init__(self, message)
         self.verdict = verdict
         self.reason = message  # HookAborted's fields
+        self.source = "octopoda"
+
+
+class CrewLoopDetected(LoopDetected, _Abort):
+    """``LoopPolicy("raise")``: the loop a tool call of the crew completed. CrewAI swallows
+    what its tool hooks raise, so it is raised from the crew's next model call and ends
+    ``crew.kickoff()`` (on crewai lines without hook aborts, :meth:`CrewBreaker.kickoff`
+    raises it). ``signal`` is the loop's :class:`~octopoda.LoopSignal`."""
+
+    def __init__(self, detected: LoopDetected) -> None:
+        LoopDetected.__init__(self, str(detected), detected.signal)
+        self.reason = str(detected)  # HookAborted's fields
         self.source = "octopoda"
 
 
@@ -140,6 +159,7 @@ class CrewBreaker:
         self._lock = threading.Lock()
         self._roles: set[str] = set()
         self._stopped: dict[str | None, Verdict] = {}
+        self._detected: dict[str | None, LoopDetected] = {}  # (raise: until the model call)
 
     def runtime(self, role: str) -> AgentRuntime:
         """The Octopoda agent of the CrewAI agent ``role``, with every crew, task and agent
@@ -172,15 +192,20 @@ class CrewBreaker:
         error = result if _is_error(result) else None
 
         def record(rt: AgentRuntime) -> str | None:
-            event = self.recorder.tool_call(
-                rt,
-                ctx.tool_name,
-                ctx.tool_input,
-                result=None if error else result,
-                error=error,
-                duration_ms=self.recorder.elapsed_ms((role, run_id, ctx.tool_name)),
-                run_id=run_id,
-            )
+            try:
+                event = self.recorder.tool_call(
+                    rt,
+                    ctx.tool_name,
+                    ctx.tool_input,
+                    result=None if error else result,
+                    error=error,
+                    duration_ms=self.recorder.elapsed_ms((role, run_id, ctx.tool_name)),
+                    run_id=run_id,
+                )
+            except LoopDetected as exc:  # (recorded; CrewAI would swallow it here)
+                with self._lock:
+                    self._detected[run_id] = exc
+                return f"Octopoda: {exc}; the crew stops at its next model call."
             paused = self.recorder.paused_by(rt, event)
             return None if paused is None else paused_note(rt.agent_id, paused, run_id)
 
@@ -192,6 +217,16 @@ class CrewBreaker:
     def before_llm_call(self, ctx: Any) -> bool | None:
         role, run_id = _role(ctx), _run_id(ctx)
         flush()
+        with self._lock:  # (the abort ends the kickoff; a refusal, the rest of it, which
+            # older crewai lines retry task by task: until the crew's run ends)
+            detected = self._detected.pop(run_id, None) if ABORTS else self._detected.get(run_id)
+        if detected is not None:
+            if ABORTS:
+                raise CrewLoopDetected(detected)
+            with self._lock:  # (for CrewBreaker.kickoff, on CrewAI's own error)
+                self._detected[f"{run_id}:refused"] = detected
+            logger.warning("octopoda-crewai: %s; the crew is stopped", detected)
+            return False
         verdict = self._call(
             role, lambda rt: self.recorder.guard(rt, "model call", None, run_id=run_id)
         )
@@ -234,6 +269,11 @@ class CrewBreaker:
         )
         return None
 
+    def run_ended(self, run_id: str) -> None:
+        """A crew's kickoff completed or failed: a loop it raised about stops it no more."""
+        with self._lock:
+            self._detected.pop(run_id, None)
+
     def stopped(self, crew: Any) -> Verdict | None:
         """The verdict that stopped ``crew``'s run (its last model call refused), or None."""
         with self._lock:
@@ -245,9 +285,13 @@ class CrewBreaker:
         own "LLM call blocked" error, which this turns into CrewPaused)."""
         try:
             return crew.kickoff(*args, **kwargs)
-        except CrewPaused:
+        except (CrewPaused, CrewLoopDetected):
             raise
         except Exception as exc:
+            with self._lock:
+                detected = self._detected.pop(f"crew:{crew.id}:refused", None)
+            if detected is not None:
+                raise CrewLoopDetected(detected) from exc
             verdict = self.stopped(crew)
             if verdict is None:
                 raise

@@ -116,6 +116,8 @@ class CrewEvents:
         roles = list(dict.fromkeys(str(a.role) for a in getattr(crew, "agents", None) or []))
         for role in roles:
             self._log(role, run_id, f"crew {name!r} {kind.split('_')[1]}", context, event)
+        if kind != "crew_started":
+            self._breaker.run_ended(run_id)
 
     def task(self, kind: str, source: Any, event: Any, **extra: Any) -> None:
         task = _task_of(event, source)
