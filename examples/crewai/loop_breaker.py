@@ -22,7 +22,7 @@ os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 
 from crewai import Agent, Crew, Task
 from crewai.tools import tool
-from octopoda_crewai import CrewPaused, install_breaker, uninstall_breaker
+from octopoda_crewai import CrewPaused, crew_run_id, install_breaker, uninstall_breaker
 from octopoda_crewai.testing import ScriptedLLM, action, final
 
 from octopoda import LoopPolicy
@@ -74,7 +74,7 @@ def main() -> None:
         print(f"another crew in this process: {working.kickoff().raw}")
         runtime = breaker.runtime("researcher")
         runs = {r.id: r.status for r in runtime.runs()}
-        print(f"looping run: {runs[f'crew:{looping.id}']}, other run: {runs[f'crew:{working.id}']}")
+        print(f"looping run: {runs[crew_run_id(looping)]}, other run: {runs[crew_run_id(working)]}")
         print("audit chain:", "verified" if runtime.audit.verify().ok else "BROKEN")
     finally:
         uninstall_breaker()

@@ -10,7 +10,7 @@ import octopoda_crewai
 import pytest
 from crewai import Agent, Crew, Task
 from crewai.tools import tool
-from octopoda_crewai import CrewBreaker, CrewPaused
+from octopoda_crewai import CrewBreaker, CrewPaused, crew_run_id
 from octopoda_crewai._breaker import ABORTS
 from scripted import ScriptedLLM, action, final
 
@@ -51,11 +51,11 @@ def test_a_looping_crew_stops_and_says_why(breaker: CrewBreaker) -> None:
     message = str(caught.value)
     assert "fetch" in message and "http://x" in message
     assert "Stopped: Octopoda paused run" in message
-    assert caught.value.verdict.run_id == f"crew:{crew.id}"
+    assert caught.value.verdict.run_id == crew_run_id(crew)
     assert llm.calls < 8  # stopped long before max_iter
     runtime = breaker.runtime("researcher")
     runs = {r.id: r for r in runtime.runs()}
-    run = runs[f"crew:{crew.id}"]
+    run = runs[crew_run_id(crew)]
     assert run.status == "paused" and "fetch" in (run.pause_reason or "")
     kinds = [e.kind for e in runtime.store.events(runtime.agent_id)]
     assert "tool_call" in kinds and "llm_call" in kinds
@@ -74,8 +74,27 @@ def test_another_crew_in_the_same_process_keeps_working(breaker: CrewBreaker) ->
     )
     assert working.kickoff().raw == "The sum is 5."
     runs = {r.id: r.status for r in breaker.runtime("researcher").runs()}
-    assert runs[f"crew:{looping.id}"] == "paused"
-    assert runs[f"crew:{working.id}"] == "active"
+    assert runs[crew_run_id(looping)] == "paused"
+    assert runs[crew_run_id(working)] == "active"
+
+
+def test_each_kickoff_of_one_crew_is_its_own_run(breaker: CrewBreaker) -> None:
+    # one Crew object serving request after request: a loop paused in one kickoff must not
+    # stop the next
+    fetching = action("fetch", {"url": "http://x"})
+    llm = ScriptedLLM(
+        [fetching, fetching, fetching, action("add", {"a": 2, "b": 3}), final("The sum is 5.")]
+    )
+    crew = crew_of(llm, "researcher", [fetch, add])
+    with pytest.raises(CrewPaused):
+        breaker.kickoff(crew)
+    first = crew_run_id(crew)
+    assert first.startswith(f"crew:{crew.id}/")
+    assert breaker.kickoff(crew).raw == "The sum is 5."
+    second = crew_run_id(crew)
+    assert second != first and breaker.stopped(crew) is None
+    runs = {r.id: r.status for r in breaker.runtime("researcher").runs()}
+    assert runs[first] == "paused" and runs[second] == "active"
 
 
 @pytest.mark.skipif(not ABORTS, reason="crewai without hooks.dispatch swallows a hook's exception")

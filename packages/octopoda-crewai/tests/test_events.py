@@ -12,7 +12,7 @@ import pytest
 from crewai import Agent, Crew, Task
 from crewai.events import crewai_event_bus
 from crewai.tools import tool
-from octopoda_crewai import CrewBreaker
+from octopoda_crewai import CrewBreaker, crew_run_id
 from scripted import ScriptedLLM, action, final
 
 from octopoda import Event, LoopPolicy
@@ -63,7 +63,7 @@ def story(breaker: CrewBreaker, role: str, crew: Crew) -> list[str]:
     crewai_event_bus.flush()
     runtime = breaker.runtime(role)
     out = []
-    for event in runtime.timeline(run_id=f"crew:{crew.id}"):
+    for event in runtime.timeline(run_id=crew_run_id(crew)):
         if event.kind == "decision":
             out.append(event.payload["context"]["crewai"])
         else:
@@ -74,7 +74,7 @@ def story(breaker: CrewBreaker, role: str, crew: Crew) -> list[str]:
 def lifecycle(breaker: CrewBreaker, role: str, crew: Crew) -> list[Event]:
     crewai_event_bus.flush()
     runtime = breaker.runtime(role)
-    return [e for e in runtime.timeline(run_id=f"crew:{crew.id}") if e.kind == "decision"]
+    return [e for e in runtime.timeline(run_id=crew_run_id(crew)) if e.kind == "decision"]
 
 
 def test_a_crew_run_reads_from_start_to_end_on_the_chain(breaker: CrewBreaker) -> None:
@@ -93,7 +93,7 @@ def test_a_crew_run_reads_from_start_to_end_on_the_chain(breaker: CrewBreaker) -
         "crew_completed",
     ]
     events = lifecycle(breaker, "adder", crew)
-    assert all(e.payload["run_id"] == f"crew:{crew.id}" for e in events)
+    assert all(e.payload["run_id"] == crew_run_id(crew) for e in events)
     done = {e.payload["context"]["crewai"]: e.payload["context"] for e in events}
     assert done["task_completed"]["output"] == "The sum is 5."
     assert done["task_started"]["task_id"] == str(crew.tasks[0].id)
@@ -121,7 +121,7 @@ def test_two_tasks_in_order(breaker: CrewBreaker) -> None:
         ("crew_completed", None),
     ]
     runs = {r.id: r.status for r in breaker.runtime("worker").runs()}
-    assert runs[f"crew:{crew.id}"] == "active"  # lifecycle events never look like a loop
+    assert runs[crew_run_id(crew)] == "active"  # lifecycle events never look like a loop
 
 
 def test_two_crews_events_go_to_their_own_runs(breaker: CrewBreaker) -> None:
@@ -160,7 +160,7 @@ def test_model_calls_record_tokens_and_cost(breaker: CrewBreaker) -> None:
     crew = crew_of(llm, "counter")
     crew.kickoff()
     runtime = breaker.runtime("counter")
-    calls = runtime.timeline(kinds=["llm_call"], run_id=f"crew:{crew.id}")
+    calls = runtime.timeline(kinds=["llm_call"], run_id=crew_run_id(crew))
     assert len(calls) == 2
     for call in calls:
         assert call.payload["model"] == "scripted-pro"
@@ -171,7 +171,7 @@ def test_model_calls_record_tokens_and_cost(breaker: CrewBreaker) -> None:
 def test_a_model_without_usage_records_zero_tokens(breaker: CrewBreaker) -> None:
     crew = crew_of(ScriptedLLM([final("x")]), "plain")
     crew.kickoff()
-    (call,) = breaker.runtime("plain").timeline(kinds=["llm_call"], run_id=f"crew:{crew.id}")
+    (call,) = breaker.runtime("plain").timeline(kinds=["llm_call"], run_id=crew_run_id(crew))
     assert call.payload.get("tokens_in", 0) == 0 and call.payload.get("cost_usd", 0) == 0
 
 

@@ -104,7 +104,7 @@ def check_stopped_and_recorded(db: Path, report: dict[str, Any], *, priced: bool
         assert first.get("tokens_in") == 100 and first.get("tokens_out") == 20
         cost = (100 * 1.0 + 20 * 2.0) / 1e6 if priced else 0.0
         assert first.get("cost_usd", 0.0) == pytest.approx(cost)
-        run_id = f"crew:{report['crew_id']}"
+        (run_id,) = [r.id for r in runtime.runs() if r.id.startswith(f"crew:{report['crew_id']}/")]
         assert {e.payload["run_id"] for e in tools} == {run_id}
         runs = {r.id: r for r in runtime.runs()}
         assert runs[run_id].status == "paused" and "fetch" in (runs[run_id].pause_reason or "")
@@ -154,5 +154,6 @@ def test_the_raise_policy_stops_the_crew_at_its_next_model_call(
     assert kinds(db).count("tool_call") == 3
     with octopoda.Octopoda(str(db)) as client:
         runtime = client.agent(AGENT)
-        assert runtime.loop_status(f"crew:{report['crew_id']}").state == "looping"
+        (run_id,) = [r.id for r in runtime.runs() if r.id.startswith(f"crew:{report['crew_id']}/")]
+        assert runtime.loop_status(run_id).state == "looping"
         assert not [r for r in runtime.runs() if r.status == "paused"]  # raise never pauses

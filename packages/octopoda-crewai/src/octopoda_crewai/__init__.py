@@ -12,7 +12,7 @@ or, process-wide, ``octopoda_crewai.install(store="crew.db")``: then ``Memory()`
   audited Octopoda memory (deletes are tombstones), searched by the embeddings CrewAI gives.
 * :func:`install` / :func:`uninstall`: the storage factory, registered and removed.
 * :func:`install_breaker` / :func:`uninstall_breaker`: every tool and model call of every
-  crew recorded in its run (``crew:<crew id>``); a run the loop policy paused ends its
+  crew recorded in its run (``crew:<crew id>/<kickoff>``); a run the loop policy paused ends its
   ``kickoff()`` with :class:`CrewPaused`, naming the loop and its calls.
 """
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         install_breaker,
         uninstall_breaker,
     )
+    from ._events import crew_run_id
     from ._install import SPEC, install, installed, uninstall
     from ._storage import (
         RECORD_PREFIX,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "TOOL_ERROR_PREFIX": "._breaker",
     "CrewBreaker": "._breaker",
+    "crew_run_id": "._events",
     "CrewLoopDetected": "._breaker",
     "CrewPaused": "._breaker",
     "install_breaker": "._breaker",
@@ -84,6 +86,7 @@ __all__ = [
     "EmbeddingDimensionMismatchError",
     "OctopodaStorage",
     "__version__",
+    "crew_run_id",
     "install",
     "install_breaker",
     "installed",

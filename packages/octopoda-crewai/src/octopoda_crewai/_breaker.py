@@ -18,8 +18,9 @@ hook" and the agent carries on; a hard stop needs the model call blocked. So:
 With the breaker, crew, task and agent start and finish are events of the same runs, from
 CrewAI's event bus (``_events.py``).
 
-Runs: ``crew:<crew id>`` (a task run alone: ``task:<task id>``), so two crews in one process
-never see each other's pauses. Each CrewAI agent (by role) is the Octopoda agent
+Runs: each kickoff of a crew is a run, ``crew:<crew id>/<kickoff>`` (:func:`crew_run_id`; a
+task run alone: ``task:<task id>``), so two crews, or two kickoffs of one crew, never see
+each other's pauses. Each CrewAI agent (by role) is the Octopoda agent
 ``agent_prefix + role``.
 """
 
@@ -42,7 +43,7 @@ from octopoda.integrations import (
     paused_note,
 )
 
-from ._events import CrewEvents, flush
+from ._events import CrewEvents, crew_run_id, flush
 
 logger = logging.getLogger("octopoda")
 
@@ -99,7 +100,7 @@ class CrewLoopDetected(LoopDetected, _Abort):
 def _run_id(ctx: Any) -> str | None:
     crew = getattr(ctx, "crew", None)
     if crew is not None and getattr(crew, "id", None) is not None:
-        return f"crew:{crew.id}"
+        return crew_run_id(crew)
     task = getattr(ctx, "task", None)
     if task is not None and getattr(task, "id", None) is not None:
         return f"task:{task.id}"
@@ -277,7 +278,7 @@ class CrewBreaker:
     def stopped(self, crew: Any) -> Verdict | None:
         """The verdict that stopped ``crew``'s run (its last model call refused), or None."""
         with self._lock:
-            return self._stopped.get(f"crew:{crew.id}")
+            return self._stopped.get(crew_run_id(crew))
 
     def kickoff(self, crew: Any, *args: Any, **kwargs: Any) -> Any:
         """``crew.kickoff(...)``; a crew the breaker stopped raises :class:`CrewPaused` on
@@ -289,7 +290,7 @@ class CrewBreaker:
             raise
         except Exception as exc:
             with self._lock:
-                detected = self._detected.pop(f"crew:{crew.id}:refused", None)
+                detected = self._detected.pop(f"{crew_run_id(crew)}:refused", None)
             if detected is not None:
                 raise CrewLoopDetected(detected) from exc
             verdict = self.stopped(crew)

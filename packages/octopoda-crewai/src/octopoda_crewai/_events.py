@@ -2,7 +2,8 @@
 
 Installed and uninstalled with the breaker (:func:`octopoda_crewai.install_breaker`). Each
 CrewAI event becomes a decision event (``log_decision``) of the run the breaker uses
-(``crew:<crew id>``; a task run alone: ``task:<task id>``) with ``context={"crewai":
+(``crew:<crew id>/<kickoff>``, :func:`crew_run_id`; a task run alone: ``task:<task id>``)
+with ``context={"crewai":
 <kind>, ...}``, kind one of ``crew_started``, ``crew_completed``, ``crew_failed``,
 ``task_started``, ``task_completed``, ``task_failed``, ``agent_started``,
 ``agent_completed``, ``agent_failed``. Task and agent events go to the Octopoda agent of the
@@ -70,10 +71,25 @@ def _task_of(event: Any, source: Any) -> Any:
     return task
 
 
+KICKOFF_CHARS = 12  # of CrewAI's kickoff event id, in a run id
+
+
+def crew_run_id(crew: Any, kickoff: str | None = None) -> str:
+    """The run of ``crew``'s current kickoff (or of ``kickoff``, CrewAI's id of a
+    kickoff's start event): ``crew:<crew id>/<kickoff>``. Each kickoff is its own run, so a
+    loop paused in one user's kickoff of a shared ``Crew`` never stops the next one; a
+    kickoff resumed from a checkpoint keeps its id, and its run. Before any kickoff (or on
+    a crewai line without kickoff ids): ``crew:<crew id>``."""
+    kickoff = kickoff or getattr(crew, "_kickoff_event_id", None)  # (CrewAI sets it first)
+    if not isinstance(kickoff, str) or not kickoff:
+        return f"crew:{crew.id}"
+    return f"crew:{crew.id}/{kickoff[:KICKOFF_CHARS]}"
+
+
 def _run_of(agent: Any, task: Any) -> str | None:
     crew = getattr(agent, "crew", None)
     if crew is not None and getattr(crew, "id", None) is not None:
-        return f"crew:{crew.id}"
+        return crew_run_id(crew)
     if task is not None and getattr(task, "id", None) is not None:
         return f"task:{task.id}"
     return None
@@ -111,7 +127,8 @@ class CrewEvents:
         if crew is None or getattr(crew, "id", None) is None:
             return
         name = str(getattr(event, "crew_name", None) or getattr(crew, "name", None) or "crew")
-        run_id = f"crew:{crew.id}"
+        kickoff = getattr(event, "event_id", None) if kind == "crew_started" else None
+        run_id = crew_run_id(crew, kickoff if isinstance(kickoff, str) else None)
         context = {"crewai": kind, "crew": name, "crew_id": str(crew.id), **extra}
         roles = list(dict.fromkeys(str(a.role) for a in getattr(crew, "agents", None) or []))
         for role in roles:

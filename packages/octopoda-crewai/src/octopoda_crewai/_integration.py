@@ -10,7 +10,7 @@ does, once crewai is imported. It installs, through CrewAI's own extension point
 * the loop breaker (:func:`octopoda_crewai.install_breaker`): CrewAI's global before/after
   tool-call and LLM-call hooks and its event-bus listener record every tool call, model
   call (tokens, cost with ``prices``) and crew, task and agent start and finish, each crew
-  run its own run (``crew:<crew id>``), all under the one agent; a run the loop policy
+  run its own run (``crew:<crew id>/<kickoff>``), all under the one agent; a run the loop policy
   paused ends its ``kickoff()`` (crewai 1.15: :class:`octopoda_crewai.CrewPaused`; older
   lines: CrewAI's "LLM call blocked" error, with the loop named in a warning of the
   ``octopoda`` logger).
