@@ -151,6 +151,8 @@ def serve(
     server = uvicorn.Server(config)
     url = f"http://{host}:{port}"
     print(f"octopoda serve: listening on {url} (store {store.url})", file=sys.stderr, flush=True)
+    login = "/?token=<your token>" if settings.tokens else "/"
+    print(f"octopoda serve: dashboard at {url}{login}", file=sys.stderr, flush=True)
     if announce_json:
         print(json.dumps({"url": url, "store": store.url}), flush=True)
     try:
