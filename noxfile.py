@@ -220,7 +220,8 @@ nox.options.sessions.append("mcp")
 
 SERVER_DEPS = ("requests",)  # (the remote store's and the tests' HTTP client)
 SERVER_TESTS = [
-    f"{CORE}/tests/{name}.py" for name in (
+    f"{CORE}/tests/{name}.py"
+    for name in (
         "test_server",
         "test_server_mcp",
         "test_remote_store",

@@ -25,11 +25,18 @@ def fill(path: str) -> dict[str, Any]:
         researcher.set_goal("Plan the dinner", ["find a venue", "book it"])
         researcher.update_progress(milestone_index=0, note="venue found")
         researcher.record_llm_call(
-            "gpt-test", cost_usd=0.0125, tokens_in=120, tokens_out=40, run_id="thread-1",
+            "gpt-test",
+            cost_usd=0.0125,
+            tokens_in=120,
+            tokens_out=40,
+            run_id="thread-1",
             duration_ms=350.0,
         )
         researcher.record_tool_call(
-            "lookup", {"q": "venues in Lyon"}, result=["Chez Paul"], run_id="thread-1",
+            "lookup",
+            {"q": "venues in Lyon"},
+            result=["Chez Paul"],
+            run_id="thread-1",
             duration_ms=80.0,
         )
         researcher.record_handoff("writer", {"task": "write the invite"}, run_id="thread-1")
@@ -46,7 +53,10 @@ def fill(path: str) -> dict[str, Any]:
         loop_seqs = []
         for _ in range(3):
             event = looper.record_tool_call(
-                "fetch", {"url": "http://127.0.0.1:9/items"}, error="HTTP 503", run_id="job-7",
+                "fetch",
+                {"url": "http://127.0.0.1:9/items"},
+                error="HTTP 503",
+                run_id="job-7",
                 duration_ms=15.0,
             )
             loop_seqs.append(event.seq)

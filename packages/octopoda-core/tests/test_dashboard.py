@@ -17,12 +17,12 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("jinja2")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from octopoda import AgentRuntime, Octopoda  # noqa: E402
-from octopoda._server.app import create_app  # noqa: E402
-from octopoda._server.settings import ServerSettings, Token  # noqa: E402
-from octopoda._store.config import open_store  # noqa: E402
+from octopoda import AgentRuntime, Octopoda
+from octopoda._server.app import create_app
+from octopoda._server.settings import ServerSettings, Token
+from octopoda._store.config import open_store
 
 
 def _load(name: str) -> Any:
@@ -98,9 +98,7 @@ def parsed(html: str) -> Marks:
 # ------------------------------------------------------------------------------ pages
 
 
-def test_every_page_renders_its_content(
-    client: TestClient, db: tuple[str, dict[str, Any]]
-) -> None:
+def test_every_page_renders_its_content(client: TestClient, db: tuple[str, dict[str, Any]]) -> None:
     data = db[1]
     pages = {
         "/": ["researcher", "looper", "writer", "paused", "retry loop", "ops-chart", "team"],
@@ -188,7 +186,8 @@ def test_a_keys_history_shows_diffs_authors_and_times(client: TestClient) -> Non
     assert '<span class="del">-  &#34;city&#34;: &#34;Paris&#34;,</span>' in v3
     assert '<span class="add">+  &#34;city&#34;: &#34;Lyon&#34;,</span>' in v3
     v2 = html[html.index('id="version-2"') : html.index('id="version-1"')]
-    assert "&#34;name&#34;: &#34;Alicia&#34;" in v2 and 'class="del">-  &#34;name&#34;: &#34;Alice' in v2
+    assert "&#34;name&#34;: &#34;Alicia&#34;" in v2
+    assert 'class="del">-  &#34;name&#34;: &#34;Alice' in v2
     assert 'class="author">researcher</span>' in html and "UTC</time>" in html
 
 
@@ -440,10 +439,55 @@ def test_tokens_off_loopback_and_the_browser_cookie(db: tuple[str, dict[str, Any
         assert c.get("/agents/looper").status_code == 404
 
 
-def test_the_static_files_are_in_the_wheel_sources() -> None:
-    """The package data the wheel carries (uv_build includes every file of the package)."""
-    vendor = STATIC / "vendor"
+def test_the_vendored_assets_are_package_data() -> None:
+    """The assets are files of the package (uv_build puts every file of the package in the
+    wheel: checked by building it), with the versions the README pins."""
+    from importlib.resources import files
+
+    vendor = files("octopoda._dashboard") / "static" / "vendor"
     for name in ("htmx.min.js", "uPlot.iife.min.js", "uPlot.min.css", "pico.classless.min.css"):
-        assert (vendor / name).stat().st_size > 1000
-    readme = (vendor / "README.md").read_text(encoding="utf-8")
+        assert len(vendor.joinpath(name).read_bytes()) > 1000
+    for name in ("htmx.LICENSE", "uPlot.LICENSE", "pico.LICENSE.md"):
+        assert vendor.joinpath(name).is_file()
+    readme = vendor.joinpath("README.md").read_text(encoding="utf-8")
     assert "| 2.0.11 |" in readme and "| 1.6.32 |" in readme and "| 2.1.1 |" in readme
+
+
+def test_octopoda_serve_opens_the_default_store_and_prints_the_dashboard_url(
+    tmp_path: Path,
+) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    AgentRuntime("from-default-store", store=str(home / "octopoda.db")).remember("k", 1)
+    env = {**os.environ, "OCTOPODA_HOME": str(home)}
+    env.pop("OCTOPODA_DATABASE_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "octopoda", "serve", "--port", "0", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        line = proc.stdout.readline()
+        url = json.loads(line)["url"]  # the --json line is unchanged: url and store
+        assert set(json.loads(line)) == {"url", "store"}
+        import requests
+
+        session = requests.Session()
+        session.trust_env = False
+        page = session.get(url + "/", timeout=10)
+        assert page.status_code == 200 and "from-default-store" in page.text
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        err = proc.stderr.read()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert f"octopoda serve: dashboard at {url}/" in err

@@ -106,9 +106,7 @@ def spaces_page(request: Request) -> HTMLResponse:
     names = [
         n for n in fleet.known_spaces(store, fleet.recent_spaces(store)) if may_space(request, n)
     ]
-    spaces = [
-        (n, created.get(n), len(store.conflicts("space:" + n, status="open"))) for n in names
-    ]
+    spaces = [(n, created.get(n), len(store.conflicts("space:" + n, status="open"))) for n in names]
     return dash.render.page(request, "spaces.html", {"title": "Spaces", "spaces": spaces})
 
 
@@ -180,5 +178,3 @@ def goals_page(request: Request, agent: str) -> HTMLResponse:
         goal, history = runtime.get_goal(), runtime.goal_history()
     context = {"title": f"{agent}: goals", "agent": agent, "goal": goal, "history": history}
     return dash.render.page(request, "goals.html", context)
-
-

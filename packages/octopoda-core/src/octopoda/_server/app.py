@@ -76,13 +76,13 @@ def _install_dashboard(app: Any) -> None:
 
     if importlib.util.find_spec("jinja2") is None:
 
-        @app.get("/", include_in_schema=False)
         def no_dashboard() -> HTMLResponse:
             return HTMLResponse(
                 "<p>The dashboard needs Jinja2: pip install 'octopoda-core[server]'</p>",
                 status_code=501,
             )
 
+        app.add_api_route("/", no_dashboard, include_in_schema=False)
         return
     from .._dashboard import install
 
