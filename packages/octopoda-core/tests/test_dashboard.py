@@ -139,6 +139,8 @@ def test_the_fleet_shows_status_loops_spend_and_open_conflicts(client: TestClien
     assert "$0.0125" in researcher
     assert 'href="/spaces/team#conflicts">team</a>: 1 open' in html
     assert 'id="live-events" data-stream="/dashboard/stream"' in html
+    assert 'id="ops-chart"' in html and 'id="spend-chart"' in html
+    assert "&#34;spend&#34;:[" in html and "0.0125" in html  # the chart's data
 
 
 def test_the_fleet_filters_and_sorts(client: TestClient) -> None:
@@ -223,6 +225,20 @@ def test_the_waterfall_marks_exactly_the_loops_events(
     assert sorted(events.loop_seqs) == data["loop_seqs"]
     # a run without a loop marks nothing
     assert parsed(client.get("/agents/researcher/runs/thread-1").text).loop_seqs == []
+    assert 'id="agent-paused"' in html  # the agent's own pause, from its run's page
+    token = csrf_of(client, f"/agents/looper/runs/{data['loop_run']}")
+    back = client.post(
+        "/agents/looper/resume",
+        data={"csrf_token": token, "next": f"/agents/looper/runs/{data['loop_run']}"},
+        follow_redirects=False,
+    )
+    assert back.headers["location"] == f"/agents/looper/runs/{data['loop_run']}"
+    evil = client.post(
+        "/agents/looper/resume",
+        data={"csrf_token": token, "next": "//evil.example/"},
+        follow_redirects=False,
+    )
+    assert evil.headers["location"] == "/"  # only back to this server
 
 
 def test_runs_list_shows_status_and_counts(client: TestClient) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -35,6 +35,7 @@ RECENT_EVENTS: Final = 200
 IDLE_AFTER: Final = 15 * 60.0
 SORTS: Final = ("name", "status", "last_active", "events")
 CHART_BUCKET: Final = 60.0  # seconds
+CHART_MINUTES: Final = 120
 
 
 class Usage(NamedTuple):
@@ -87,7 +88,7 @@ class FleetRow(NamedTuple):
     last_active: float | None
     events: int
     recent: Usage
-    times: tuple[float, ...]
+    times: tuple[tuple[float, float], ...]  # (time, cost) of each recent event
     spaces: tuple[str, ...]  # the spaces its recent events wrote to
 
 
@@ -156,21 +157,38 @@ def fleet_rows(store: Store, page: Sequence[tuple[AgentRow, str]]) -> list[Fleet
                 row.last_active,
                 row.head_seq,
                 usage(events),
-                tuple(e.time for e in events),
+                tuple((e.time, _cost(e.payload)) for e in events),
                 spaces_in(events),
             )
         )
     return out
 
 
+def _cost(payload: dict[str, Any]) -> float:
+    cost = payload.get("cost_usd", 0.0)
+    return float(cost) if isinstance(cost, (int, float)) else 0.0
+
+
 def chart(rows: Sequence[FleetRow]) -> dict[str, list[float]]:
-    """Operations per minute of the shown agents' recent events (uPlot's columns)."""
+    """Operations and spend per minute of the shown agents' recent events (uPlot's columns): the
+    minutes up to the latest one (at most ``CHART_MINUTES``, at least 30), quiet ones 0."""
     buckets: Counter[float] = Counter()
+    spend: defaultdict[float, float] = defaultdict(float)
     for r in rows:
-        for t in r.times:
+        for t, cost in r.times:
             buckets[t - t % CHART_BUCKET] += 1
-    xs = sorted(buckets)
-    return {"x": xs, "operations": [float(buckets[x]) for x in xs]}
+            spend[t - t % CHART_BUCKET] += cost
+    if not buckets:
+        return {"x": [], "operations": [], "spend": []}
+    end = max(buckets)
+    first = max(min(buckets), end - (CHART_MINUTES - 1) * CHART_BUCKET)
+    first = min(first, end - 29 * CHART_BUCKET)
+    xs = [first + i * CHART_BUCKET for i in range(int((end - first) // CHART_BUCKET) + 1)]
+    return {
+        "x": xs,
+        "operations": [float(buckets[x]) for x in xs],
+        "spend": [round(spend[x], 6) for x in xs],
+    }
 
 
 def spaces_in(events: Sequence[Any]) -> tuple[str, ...]:

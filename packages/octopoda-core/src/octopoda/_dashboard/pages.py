@@ -70,7 +70,8 @@ def runs_page(request: Request, agent: str) -> HTMLResponse:
 @router.get("/agents/{agent}/runs/{run:path}", response_class=HTMLResponse)
 def run_page(request: Request, agent: str, run: str, after: int = 0) -> HTMLResponse:
     dash = dashboard_of(request)
-    if not may_agent(request, agent) or dash.server.store.agent(agent) is None:
+    row = dash.server.store.agent(agent)
+    if not may_agent(request, agent) or row is None:
         return not_found(request, f"agent {agent!r}")
     with dash.server.agent(agent) as runtime:
         events = runtime.timeline(run_id=run, after_seq=max(0, after), limit=RUN_EVENTS + 1)
@@ -87,6 +88,7 @@ def run_page(request: Request, agent: str, run: str, after: int = 0) -> HTMLResp
         "agent": agent,
         "run": run,
         "info": info,
+        "agent_pause": fleet.reason_of(row.status_reason) if row.status == "paused" else None,
         "steps": steps(events, marks),
         "signals": status.signals,
         "history": history,

@@ -33,7 +33,7 @@ class Step(NamedTuple):
     title: str
     details: list[tuple[str, str]]
     time: float
-    offset_ms: float
+    offset_ms: float  # when it started, from the run's first event
     duration_ms: float | None
     bar_x: float  # percent of the run's span
     bar_w: float
@@ -112,7 +112,7 @@ def steps(events: Sequence[Event], loops: set[int]) -> list[Step]:
                 title,
                 details,
                 e.time,
-                round((e.time - start) * 1000, 1),
+                round((begin - start) * 1000, 1),
                 duration,
                 round(min(x, 99.5), 2),
                 round(min(w, 100 - min(x, 99.5)), 2),

@@ -3,7 +3,7 @@
 //    that server-sent event stream and puts each row it sends at the top (or, with
 //    data-insert="beforeend", at the bottom).
 // 2. Charts: every element with data-series (JSON columns: x in Unix seconds, then one
-//    series) becomes a uPlot chart.
+//    series named by data-key) becomes a uPlot chart.
 (function () {
   "use strict";
   var MAX_ROWS = 500;
@@ -38,7 +38,8 @@
       series: [{}, { label: el.getAttribute("data-label") || "value", stroke: "#1e88e5", width: 2 }],
       axes: [{}, {}]
     };
-    new window.uPlot(opts, [data.x, data.operations], el);
+    var key = el.getAttribute("data-key") || "operations";
+    new window.uPlot(opts, [data.x, data[key]], el);
   }
 
   function start() {
