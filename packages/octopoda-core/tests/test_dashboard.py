@@ -102,7 +102,14 @@ def test_every_page_renders_its_content(client: TestClient, db: tuple[str, dict[
     data = db[1]
     pages = {
         "/": ["researcher", "looper", "writer", "paused", "retry loop", "ops-chart", "team"],
-        "/agents/researcher": ["user", "diet", "Recommend the vegetarian menu", "verify-form"],
+        "/agents/researcher": [
+            "user",
+            "diet",
+            "Recommend the vegetarian menu",
+            "verify-form",
+            "latency-chart",
+            "&#34;duration_ms&#34;:[350.0,80.0]",
+        ],
         "/agents/researcher/memory/user": ["Version 3", "Version 1", "Lyon"],
         "/agents/researcher/runs": ["thread-1"],
         "/agents/researcher/runs/thread-1": ["gpt-test", "120 in / 40 out", "$0.0125", "lookup"],
@@ -409,7 +416,7 @@ def test_no_external_urls_inline_scripts_or_styles(client: TestClient) -> None:
         assert not re.search(r"<script(?![^>]*\bsrc=)", html), page
         assert " style=" not in html, page
         for src in re.findall(r'(?:src|href)="([^"]+)"', html):
-            assert src.startswith(("/", "?", "#")), (page, src)
+            assert src.startswith(("/", "?", "#", "data:")), (page, src)
         hosts = {h for h in url.findall(html) if h not in allowed_hosts}
         assert not hosts, (page, hosts)
     served = sorted(p for p in STATIC.rglob("*") if p.suffix in (".js", ".css"))

@@ -69,6 +69,26 @@ def _page_number(request: Request) -> int:
     return int(raw) if raw.isdigit() and int(raw) > 0 else 1
 
 
+def latency(events: list[Any]) -> dict[str, list[float]]:
+    """The durations (ms) of the timed calls among ``events``, by time (uPlot's columns)."""
+    timed = [
+        (e.time, float(e.payload["duration_ms"]))
+        for e in events
+        if isinstance(e.payload.get("duration_ms"), (int, float))
+    ]
+    return {"x": [t for t, _ in timed], "duration_ms": [d for _, d in timed]}
+
+
+def _wants_fragment(request: Request) -> bool:
+    """An htmx request for the memory results only (not htmx restoring a page from history)."""
+    headers = request.headers
+    return bool(
+        headers.get("hx-request")
+        and not headers.get("hx-history-restore-request")
+        and request.query_params.get("fragment")
+    )
+
+
 def _agent_or_404(request: Request, agent: str) -> HTMLResponse | None:
     if not may_agent(request, agent) or dashboard_of(request).server.store.agent(agent) is None:
         return not_found(request, f"agent {agent!r}")
@@ -89,7 +109,7 @@ def agent_page(
     assert row is not None
     with dash.server.agent(agent) as runtime:
         memory = memory_results(runtime, mode, q, tags, _page_number(request))
-        if request.headers.get("hx-request") and request.query_params.get("fragment"):
+        if _wants_fragment(request):
             html = dash.render.fragment("_memory.html", agent=agent, **memory)
             return HTMLResponse(html, headers=HEADERS)
         recent = list(store.events(agent, after_seq=max(0, row.head_seq - RECENT)))
@@ -109,6 +129,7 @@ def agent_page(
         "verified": dash.verified(agent),
         "status": status,
         "recent": steps(recent, marks)[::-1],
+        "latency": latency(recent),
         "decisions": list(reversed(decisions)),
         "goal": goal,
         "memory": memory,
