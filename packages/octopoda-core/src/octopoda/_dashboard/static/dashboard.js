@@ -32,10 +32,16 @@
       el.textContent = "No activity to chart yet.";
       return;
     }
+    var series = { label: el.getAttribute("data-label") || "value", stroke: "#1e88e5", width: 2 };
+    if (el.hasAttribute("data-points")) {  // separate measurements: dots, no line
+      series.paths = function () { return null; };
+      series.points = { show: true, size: 6, fill: "#1e88e5" };
+    }
     var opts = {
       width: Math.max(300, el.clientWidth || 600),
       height: 220,
-      series: [{}, { label: el.getAttribute("data-label") || "value", stroke: "#1e88e5", width: 2 }],
+      scales: { y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
+      series: [{}, series],
       axes: [{}, {}]
     };
     var key = el.getAttribute("data-key") || "operations";
