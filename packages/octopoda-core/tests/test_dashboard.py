@@ -137,6 +137,34 @@ def test_every_page_renders_its_content(client: TestClient, db: tuple[str, dict[
     assert client.get("/agents/researcher/runs/no-such-run").status_code == 404
 
 
+def test_the_pages_render_on_postgresql(postgres_clean_url: str) -> None:
+    """The dashboard reads through the store protocol only: PostgreSQL serves it as well."""
+    data = fill(postgres_clean_url)
+    for c in _client(postgres_clean_url):
+        for url in (
+            "/",
+            "/agents/researcher",
+            "/agents/researcher/memory/user",
+            "/agents/researcher/as-of?seq=3",
+            "/agents/researcher/decisions",
+            "/agents/researcher/messages",
+            "/agents/researcher/goals",
+            "/agents/researcher/totals",
+            "/spaces/team",
+        ):
+            assert c.get(url).status_code == 200, url
+        run = c.get(f"/agents/looper/runs/{data['loop_run']}").text
+        assert parsed(run).loop_seqs == data["loop_seqs"]
+        words = c.get("/agents/researcher", params={"mode": "words", "q": "vegetarian"}).text
+        assert 'class="memory-item" data-key="diet"' in words
+        token = csrf_of(c, "/spaces/team")
+        resolved = c.post(
+            f"/spaces/team/conflicts/{data['conflict_id']}/resolve",
+            data={"csrf_token": token, "keep": "mine"},
+        )
+        assert "kept mine by researcher" in resolved.text
+
+
 def test_the_fleet_shows_status_loops_spend_and_open_conflicts(client: TestClient) -> None:
     html = client.get("/").text
     looper = html[html.index('data-agent="looper"') :].split("</tr>")[0]
