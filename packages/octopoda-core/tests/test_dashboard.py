@@ -302,6 +302,9 @@ def test_actions_without_the_csrf_token_are_refused(
     token = csrf_of(client)
     assert client.post(url, data=form).status_code == 403  # the cookie alone
     assert client.post(url, data={**form, "csrf_token": token + "x"}).status_code == 403
+    cross_site = {"origin": "http://evil.example"}  # the right token, from another site
+    with_token = {**form, "csrf_token": token}
+    assert client.post(url, data=with_token, headers=cross_site).status_code == 403
     other = TestClient(client.app, base_url="http://127.0.0.1")  # another browser's field
     assert other.post(url, data={**form, "csrf_token": token}).status_code == 403
     assert {a: store.agent(a) for a in before} == before  # nothing was written
@@ -426,6 +429,10 @@ def test_new_events_stream_as_rows(client: TestClient, db: tuple[str, dict[str, 
     assert f'data-seq="{head.head_seq + 1}"' in body and "fresh v1" in body
     with client.stream("GET", "/dashboard/stream?max_seconds=0.2") as response:
         assert "event: row" not in "".join(response.iter_text())  # the fleet: only new ones
+    limited = ServerSettings(tokens=[Token(TOKEN, agents=frozenset({"writer"}))])
+    for c in _client(db[0], limited):
+        c.get("/?token=" + TOKEN)
+        assert c.get("/dashboard/stream?agent=researcher&max_seconds=0.2").status_code == 403
 
 
 # ------------------------------------------------------------------------------ security

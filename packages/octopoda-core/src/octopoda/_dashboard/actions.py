@@ -5,7 +5,7 @@ sent back to the page it came from (303), which shows the result."""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -21,7 +21,11 @@ router = APIRouter(include_in_schema=False)
 
 
 async def _form(request: Request) -> dict[str, str] | None:
-    """The form's fields if its CSRF token matches the cookie's, else None."""
+    """The form's fields if its CSRF token matches the cookie's (and the browser's Origin,
+    when it sends one, is this server), else None."""
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        return None  # (a browser says where a cross-site form came from)
     body = (await request.body()).decode("utf-8", "replace")
     form = dict(parse_qsl(body, keep_blank_values=True))
     csrf = dashboard_of(request).csrf

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from .._records import Event
@@ -53,7 +53,7 @@ def _sse(html: str, seq: int) -> bytes:
     return f"id: {seq}\nevent: row\n{data}\n\n".encode()
 
 
-@router.get("/dashboard/stream")
+@router.get("/dashboard/stream", response_model=None)
 async def stream(
     request: Request,
     agent: str | None = None,
@@ -61,12 +61,11 @@ async def stream(
     after: int = Query(0, ge=0),
     max_seconds: float = Query(3600, gt=0, le=86400),
     layout: str = "events",
-) -> StreamingResponse:
+) -> Response:
     dash = dashboard_of(request)
     store = dash.server.store
     if agent is not None and not may_agent(request, agent):
-        agent = None
-        max_seconds = 0.001
+        return Response("this token may not see that agent", 403, headers=HEADERS)
     fleet_wide = agent is None
 
     def allowed(a: str) -> bool:
