@@ -255,6 +255,8 @@ def test_the_waterfall_marks_exactly_the_loops_events(
     assert marks.loop_seqs == data["loop_seqs"]
     assert "live-events" in marks.ids and "waterfall" in marks.ids
     assert "retry" in html and "HTTP 503" in html and "15.0 ms" in html
+    verdict = " ".join(map(str, data["loop_seqs"]))  # what live rows use to mark the loop
+    assert f'data-kind="loop_detected" data-loop-seqs="{verdict}"' in html
     # the same marks wherever the events are listed
     events = parsed(client.get("/agents/looper/events").text)
     assert sorted(events.loop_seqs) == data["loop_seqs"]

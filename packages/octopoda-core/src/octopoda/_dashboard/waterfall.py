@@ -40,6 +40,7 @@ class Step(NamedTuple):
     loop: bool
     failed: bool
     signal: dict[str, Any] | None  # a loop verdict's payload
+    loop_refs: tuple[int, ...]  # a loop verdict's events (the agent's own seqs)
 
 
 def describe(e: Event) -> tuple[str, list[tuple[str, str]]]:
@@ -82,6 +83,15 @@ def _usage(p: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def _refs(e: Event) -> tuple[int, ...]:
+    refs = e.payload.get("events") or []
+    return tuple(
+        r["seq"]
+        for r in refs
+        if isinstance(r, dict) and isinstance(r.get("seq"), int) and r["seq"] and not r.get("agent")
+    )
+
+
 def loop_seqs(signals: Iterable[LoopSignal]) -> set[int]:
     """The seqs of the agent's own events that the signals name."""
     return {r.seq for s in signals for r in s.events if r.seq and not r.agent}
@@ -119,6 +129,7 @@ def steps(events: Sequence[Event], loops: set[int]) -> list[Step]:
                 e.seq in loops,
                 "error" in e.payload,
                 e.payload if e.kind == "loop_detected" else None,
+                _refs(e) if e.kind == "loop_detected" else (),
             )
         )
     return out

@@ -1,7 +1,7 @@
 // The dashboard's behaviour (loaded as a file: the pages' CSP runs no inline script).
 // 1. Live rows: every element with data-stream (the id="live-events" table bodies) opens
 //    that server-sent event stream and puts each row it sends at the top (or, with
-//    data-insert="beforeend", at the bottom).
+//    data-insert="beforeend", at the bottom); a loop verdict's row marks its loop's rows.
 // 2. Charts: every element with data-series (JSON columns: x in Unix seconds, then one
 //    series named by data-key) becomes a uPlot chart.
 (function () {
@@ -19,10 +19,25 @@
       if (!row || (row.id && document.getElementById(row.id))) { return; }
       row.classList.add("live-new");
       body.insertAdjacentElement(where, row);
+      markLoop(body, row);
       while (body.rows.length > MAX_ROWS) {
         body.deleteRow(where === "afterbegin" ? body.rows.length - 1 : 0);
       }
       body.dispatchEvent(new CustomEvent("octopoda:live-row", { bubbles: true, detail: row }));
+    });
+  }
+
+  // A loop verdict names the events of its loop: mark those rows (class loop-call), as the
+  // server does on a page it renders.
+  function markLoop(body, verdict) {
+    var seqs = (verdict.getAttribute("data-loop-seqs") || "").split(" ");
+    var agent = verdict.getAttribute("data-agent");
+    seqs.forEach(function (seq) {
+      if (!seq) { return; }
+      body.querySelectorAll('tr[data-seq="' + seq + '"]').forEach(function (tr) {
+        if (agent && tr.getAttribute("data-agent") !== agent) { return; }
+        tr.classList.add("loop-call");
+      });
     });
   }
 
