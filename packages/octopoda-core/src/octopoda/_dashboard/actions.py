@@ -104,7 +104,7 @@ async def forget(request: Request, agent: str, key: str) -> Response:
     return _back(_agent_url(agent, f"/memory/{quote(key, safe='')}"))
 
 
-@router.post("/spaces/{space}/conflicts/{conflict_id}/resolve")
+@router.post("/spaces/{space:path}/conflicts/{conflict_id}/resolve")
 async def resolve(request: Request, space: str, conflict_id: int) -> Response:
     """Keep mine (the stale write) or theirs (the head it replaced), decided as the
     conflict's author: the ``conflict_resolved`` event is in that agent's chain."""

@@ -119,7 +119,7 @@ def space_go(request: Request, name: str = "") -> RedirectResponse:
     return RedirectResponse(target, status_code=303)
 
 
-@router.get("/spaces/{space}", response_class=HTMLResponse)
+@router.get("/spaces/{space:path}", response_class=HTMLResponse)
 def space_page(request: Request, space: str, prefix: str = "") -> HTMLResponse:
     dash = dashboard_of(request)
     if not may_space(request, space):
