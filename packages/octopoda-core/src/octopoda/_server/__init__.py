@@ -6,5 +6,6 @@ ASGI layer in front of every route: Host header, body size, bearer tokens and sc
 (pydantic request and response bodies), :mod:`.agents` and :mod:`.collab` (the runtime
 verbs), :mod:`.store_api` (the store protocol for ``RemoteStore``), :mod:`.events`
 (server-sent events), :mod:`.docs_page` (the offline API page) and :mod:`.app`
-(``create_app``, ``serve``). Needs the ``server`` extra (FastAPI, uvicorn).
+(``create_app``, ``serve``). The dashboard at ``/`` is :mod:`octopoda._dashboard`. Needs the
+``server`` extra (FastAPI, uvicorn, Jinja2).
 """
