@@ -53,7 +53,8 @@ CODER = "coder"
 GOOD_RUN = "thread-1"
 LOOP_RUN = "thread-2"
 SPACE = "team"
-CONFLICT_KEY = "plan"
+CONFLICT_KEY = "plan"  # resolved in the tests by "keep theirs"
+CONFLICT_KEY_MINE = "budget"  # and this one by "keep mine"
 LOOP_TOOL = "get_weather"
 LOOP_ARGS = {"city": "Lisbon"}
 LOOP_ERROR = "TimeoutError: weather API timed out after 30000 ms"
@@ -65,7 +66,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def screenshots_dir() -> Path:
+@pytest.fixture(scope="session")
+def shots() -> Path:
+    """Where the screenshots go: OCTOPODA_SCREENSHOTS, else artifacts/screenshots/."""
     path = Path(os.environ.get("OCTOPODA_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -83,8 +86,9 @@ class Fleet:
     loop_run: str = LOOP_RUN
     space: str = SPACE
     conflict_key: str = CONFLICT_KEY
-    loop_seqs: tuple[int, ...] = ()
-    conflict_id: int = 0
+    conflict_key_mine: str = CONFLICT_KEY_MINE
+    loop_seqs: tuple[int, ...] = ()  # the loop's events, as loop_status() named them
+    conflicts: dict[str, int] = field(default_factory=dict)  # key -> open conflict id
     memory_keys: dict[str, int] = field(default_factory=dict)  # key -> versions
 
     def runtime(self, agent: str, **kwargs: Any) -> AgentRuntime:
@@ -148,7 +152,9 @@ def fill(path: Path) -> Fleet:
                     LOOP_TOOL, LOOP_ARGS, error=LOOP_ERROR, run_id=LOOP_RUN, duration_ms=30000.0
                 ).seq
             )
-        fleet.loop_seqs = tuple(seqs)
+        (signal,) = support.loop_status(run_id=LOOP_RUN).signals
+        fleet.loop_seqs = tuple(e.seq for e in signal.events)
+        assert fleet.loop_seqs == tuple(seqs), (fleet.loop_seqs, seqs)
         try:
             support.guard_tool_call(LOOP_TOOL, LOOP_ARGS, run_id=LOOP_RUN)
         except AgentPaused:
@@ -163,12 +169,13 @@ def fill(path: Path) -> Fleet:
         researcher = AgentRuntime(RESEARCHER, store=store)
         coder = AgentRuntime(CODER, store=store)
         researcher.create_space(SPACE)
-        researcher.share(CONFLICT_KEY, "v1: research the API limits", space=SPACE)
-        coder.read_shared(CONFLICT_KEY, space=SPACE)
-        researcher.share(CONFLICT_KEY, "v2 by researcher: cache the weather", space=SPACE)
-        written = coder.share(CONFLICT_KEY, "v2 by coder: retry with backoff", space=SPACE)
-        assert written.conflict_id is not None
-        fleet.conflict_id = written.conflict_id
+        for key in (CONFLICT_KEY, CONFLICT_KEY_MINE):
+            researcher.share(key, f"{key} v1 by researcher", space=SPACE)
+            coder.read_shared(key, space=SPACE)
+            researcher.share(key, f"{key} v2 by researcher: cache the weather", space=SPACE)
+            written = coder.share(key, f"{key} v2 by coder: retry with backoff", space=SPACE)
+            assert written.conflict_id is not None
+            fleet.conflicts[key] = written.conflict_id
         researcher.share("sources", ["open-meteo", "met.no"], space=SPACE)
         researcher.record_tool_call(
             "search_papers", {"q": "retry storms"}, result=["a", "b"], run_id="research-1"
