@@ -52,6 +52,7 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
     app.include_router(collab.router, responses=PROBLEMS)
     app.include_router(events.router, responses=PROBLEMS)
     app.include_router(store_api.router)
+    _install_dashboard(app)
     _mount_mcp(app, store)
     asgi: Any = app
     if settings.cors_origins:
@@ -66,6 +67,26 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Any:
     guarded = RequestGuard(asgi, settings)
     guarded.fastapi = app  # type: ignore[attr-defined]
     return guarded
+
+
+def _install_dashboard(app: Any) -> None:
+    """The dashboard at ``/`` (``octopoda._dashboard``) when Jinja2 is installed (it comes
+    with the ``server`` extra); without it ``/`` says what to install."""
+    import importlib.util
+
+    if importlib.util.find_spec("jinja2") is None:
+
+        @app.get("/", include_in_schema=False)
+        def no_dashboard() -> HTMLResponse:
+            return HTMLResponse(
+                "<p>The dashboard needs Jinja2: pip install 'octopoda-core[server]'</p>",
+                status_code=501,
+            )
+
+        return
+    from .._dashboard import install
+
+    install(app, app.state.octopoda)
 
 
 def _mount_mcp(app: Any, store: Store) -> None:

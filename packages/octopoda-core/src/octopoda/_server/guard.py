@@ -5,6 +5,11 @@ Host header is 421, a body over the limit 413 (from its Content-Length alone, or
 as a chunked body passes the limit), a missing or unknown token 401, a read-only token on
 a write 403. The token that was accepted is put in ``scope["octopoda.token"]`` for the
 routes' agent and space limits (None: no tokens are configured, everything is allowed).
+
+The API (``/v1``, ``/mcp``) reads the token from the ``Authorization: Bearer`` header only.
+The dashboard's pages also take it from a cookie, so a browser can hold it: opening any
+dashboard page with ``?token=<token>`` answers with a redirect to the same page without it
+and sets the cookie (``HttpOnly``, ``SameSite=Strict``); a wrong token there is 401.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
+from urllib.parse import parse_qsl, quote, unquote, urlencode
 
 from .settings import ServerSettings, Token
 
-__all__ = ["RequestGuard", "problem_bytes"]
+__all__ = ["TOKEN_COOKIE", "RequestGuard", "is_dashboard", "problem_bytes"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -57,6 +63,14 @@ STORE_READS: Final = frozenset(
 # The store calls besides commit that write (a read-only token is refused them).
 STORE_WRITES: Final = frozenset({"put_signed_head", "reset_vectors", "_vector_apply"})
 PUBLIC: Final = frozenset({"/v1/health", "/openapi.json", "/docs"})  # (they hold no data)
+TOKEN_COOKIE: Final = "octopoda_token"
+"""The cookie the dashboard's pages accept the token from (never the API)."""
+API_PREFIXES: Final = ("/v1/", "/mcp")
+
+
+def is_dashboard(path: str) -> bool:
+    """Whether ``path`` is the dashboard's (a page, a fragment, a static file), not the API."""
+    return not path.startswith(API_PREFIXES) and path not in PUBLIC
 
 
 def problem_bytes(status: int, kind: str, detail: str) -> bytes:
@@ -89,7 +103,19 @@ class RequestGuard:
         if not self.settings.host_allowed(host):
             await _refuse(send, 421, "HostNotAllowed", f"Host {host!r:.80} is not this server")
             return
-        token, why = self._token(headers.get("authorization"))
+        dashboard = is_dashboard(scope["path"])
+        if (
+            dashboard
+            and scope["method"] == "GET"
+            and self.settings.tokens
+            and _query_token(scope) is not None
+        ):
+            await self._token_login(scope, send)
+            return
+        header = headers.get("authorization")
+        if dashboard and header is None:
+            header = _cookie_bearer(headers.get("cookie", ""))
+        token, why = self._token(header)
         if why is not None and scope["path"] not in PUBLIC:
             await _refuse(send, 401, "Unauthorized", why, {"www-authenticate": "Bearer"})
             return
@@ -120,6 +146,28 @@ class RequestGuard:
             return
         await self.app(scope, _replay(body, receive), send)
 
+    async def _token_login(self, scope: Scope, send: Send) -> None:
+        """``?token=`` on a dashboard page: the cookie and a redirect without it, or 401."""
+        offered = _query_token(scope) or ""
+        if not any(t.matches(offered) for t in self.settings.tokens):
+            await _refuse(send, 401, "Unauthorized", "the token is not one of this server's tokens")
+            return
+        query = [
+            (k, v)
+            for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), True)
+            if k != "token"
+        ]
+        location = quote(scope["path"]) + (f"?{urlencode(query)}" if query else "")
+        cookie = f"{TOKEN_COOKIE}={quote(offered)}; Path=/; HttpOnly; SameSite=Strict"
+        headers = [
+            (b"location", location.encode("latin-1")),
+            (b"set-cookie", cookie.encode("latin-1")),
+            (b"cache-control", b"no-store"),
+            (b"content-length", b"0"),
+        ]
+        await send({"type": "http.response.start", "status": 303, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
     def _token(self, header: str | None) -> tuple[Token | None, str | None]:
         tokens = self.settings.tokens
         if not tokens:
@@ -131,6 +179,25 @@ class RequestGuard:
             if token.matches(offered):
                 return token, None
         return None, "the bearer token is not one of this server's tokens"
+
+
+def _query_token(scope: Scope) -> str | None:
+    query = scope.get("query_string", b"")
+    if b"token=" not in query:
+        return None
+    for k, v in parse_qsl(query.decode("latin-1"), True):
+        if k == "token":
+            return v
+    return None
+
+
+def _cookie_bearer(cookie_header: str) -> str | None:
+    """The dashboard's token cookie as an ``Authorization`` value, or None."""
+    for part in cookie_header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == TOKEN_COOKIE and value:
+            return f"Bearer {unquote(value)}"
+    return None
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

@@ -1,0 +1,169 @@
+"""The fleet page's data from store-level reads: one read of the agents table for every
+agent (filter, sort, count), then, for the agents of the shown page only, their most recent
+events (a seq range read by primary key) for activity, loops, spend and the chart.
+
+Totals over an agent's whole history need a full scan of its events, so the fleet shows the
+``RECENT_EVENTS`` most recent ones and the agent page computes the totals.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NamedTuple
+
+from .._loops import SIGNAL_KINDS
+from .._store import Store
+from .._store.rows import AgentRow
+
+__all__ = ["RECENT_EVENTS", "SORTS", "FleetRow", "Usage", "fleet_rows", "open_conflicts", "usage"]
+
+RECENT_EVENTS: Final = 200
+"""How many of each listed agent's latest events the fleet page reads."""
+IDLE_AFTER: Final = 15 * 60.0
+SORTS: Final = ("name", "status", "last_active", "events")
+CHART_BUCKET: Final = 60.0  # seconds
+
+
+class Usage(NamedTuple):
+    """What a run of events added up to: calls, tokens, spend, loops per signal."""
+
+    tool_calls: int
+    llm_calls: int
+    tokens_in: int
+    tokens_out: int
+    spend_usd: float
+    loops: dict[str, int]
+    operations: int
+
+
+def usage(events: Sequence[Any]) -> Usage:
+    """The totals of ``events`` (Event objects)."""
+    kinds: Counter[str] = Counter()
+    loops: Counter[str] = Counter()
+    tokens_in = tokens_out = 0
+    spend = 0.0
+    for e in events:
+        kinds[e.kind] += 1
+        p = e.payload
+        if e.kind == "loop_detected":
+            loops[str(p.get("kind"))] += 1
+        elif e.kind in ("tool_call", "llm_call"):
+            spend += float(p.get("cost_usd", 0.0))
+            tokens_in += int(p.get("tokens_in", 0))
+            tokens_out += int(p.get("tokens_out", 0))
+    return Usage(
+        kinds["tool_call"],
+        kinds["llm_call"],
+        tokens_in,
+        tokens_out,
+        round(spend, 6),
+        {k: loops[k] for k in SIGNAL_KINDS if loops[k]},
+        sum(kinds.values()),
+    )
+
+
+class FleetRow(NamedTuple):
+    id: str
+    status: str  # active, idle, paused
+    pause_reason: str | None
+    paused_runs: tuple[str, ...]
+    created_at: float
+    last_active: float | None
+    events: int
+    recent: Usage
+    times: tuple[float, ...]
+
+
+def status_of(row: AgentRow, now: float) -> str:
+    if row.status == "paused":
+        return "paused"
+    return "idle" if (row.last_active or row.created_at) < now - IDLE_AFTER else "active"
+
+
+def reason_of(text: str | None) -> str | None:
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return str(value.get("reason")) if isinstance(value, dict) else text
+
+
+def _sort_key(sort: str) -> Callable[[tuple[AgentRow, str]], Any]:
+    if sort == "status":
+        return lambda r: (r[1], r[0].id)
+    if sort == "last_active":
+        return lambda r: (-(r[0].last_active or r[0].created_at), r[0].id)
+    if sort == "events":
+        return lambda r: (-r[0].head_seq, r[0].id)
+    return lambda r: r[0].id
+
+
+def select(
+    store: Store,
+    *,
+    name: str = "",
+    status: str = "",
+    sort: str = "name",
+    allowed: Callable[[str], bool] = lambda _: True,
+) -> list[tuple[AgentRow, str]]:
+    """Every agent matching the filters (name: a case-insensitive substring), sorted."""
+    now = time.time()
+    needle = name.casefold()
+    rows = [
+        (r, status_of(r, now))
+        for r in store.agents()
+        if allowed(r.id) and (not needle or needle in r.id.casefold())
+    ]
+    if status:
+        rows = [r for r in rows if r[1] == status]
+    rows.sort(key=_sort_key(sort if sort in SORTS else "name"))
+    return rows
+
+
+def fleet_rows(store: Store, page: Sequence[tuple[AgentRow, str]]) -> list[FleetRow]:
+    """The shown agents with their recent activity (``RECENT_EVENTS`` events each)."""
+    out = []
+    for row, status in page:
+        after = max(0, row.head_seq - RECENT_EVENTS)
+        events = list(store.events(row.id, after_seq=after)) if row.head_seq else []
+        runs = store.runs(row.id, status="paused") if row.head_seq else []
+        out.append(
+            FleetRow(
+                row.id,
+                status,
+                reason_of(row.status_reason) if row.status == "paused" else None,
+                tuple(r.run_id for r in runs),
+                row.created_at,
+                row.last_active,
+                row.head_seq,
+                usage(events),
+                tuple(e.time for e in events),
+            )
+        )
+    return out
+
+
+def chart(rows: Sequence[FleetRow]) -> dict[str, list[float]]:
+    """Operations per minute of the shown agents' recent events (uPlot's columns)."""
+    buckets: Counter[float] = Counter()
+    for r in rows:
+        for t in r.times:
+            buckets[t - t % CHART_BUCKET] += 1
+    xs = sorted(buckets)
+    return {"x": xs, "operations": [float(buckets[x]) for x in xs]}
+
+
+def open_conflicts(store: Store) -> list[tuple[str, int]]:
+    """The spaces with open conflicts (the created spaces and ``global``) and how many."""
+    names = dict.fromkeys(["global", *(s.name for s in store.spaces())])
+    out = []
+    for name in names:
+        n = len(store.conflicts("space:" + name, status="open"))
+        if n:
+            out.append((name, n))
+    return out
