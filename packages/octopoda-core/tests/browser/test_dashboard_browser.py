@@ -6,7 +6,6 @@ may leave 127.0.0.1 (the ``page`` fixture fails the test otherwise)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from typing import Any
 from urllib.parse import quote
@@ -16,9 +15,6 @@ import pytest
 from octopoda import SqliteStore
 
 SERIOUS = ("serious", "critical")
-
-if importlib.util.find_spec("octopoda._dashboard") is None:  # (until the dashboard lands)
-    pytest.skip("this octopoda has no dashboard (octopoda._dashboard)", allow_module_level=True)
 
 
 def pages(fleet: Any) -> dict[str, str]:
@@ -32,7 +28,11 @@ def pages(fleet: Any) -> dict[str, str]:
         "run-waterfall": f"/agents/{agent}/runs/{quote(fleet.loop_run)}",
         "spaces": "/spaces",
         "space": f"/spaces/{quote(fleet.space)}",
-        "agent-coder": f"/agents/{quote(fleet.coder)}",  # messages and goals
+        "messages": f"/agents/{quote(fleet.coder)}/messages",
+        "goals": f"/agents/{agent}/goals",
+        "decisions": f"/agents/{agent}/decisions",
+        "as-of": f"/agents/{agent}/as-of?seq={fleet.loop_seqs[0]}",
+        "events": f"/agents/{agent}/events",
     }
 
 
@@ -44,7 +44,11 @@ PAGE_NAMES = [
     "run-waterfall",
     "spaces",
     "space",
-    "agent-coder",
+    "messages",
+    "goals",
+    "decisions",
+    "as-of",
+    "events",
 ]
 
 
@@ -78,6 +82,18 @@ def open_page(page: Any, path: str) -> None:
     response = page.goto(path)
     assert response is not None, path
     assert response.status == 200, f"GET {path}: {response.status} {response.text()[:500]}"
+    page.wait_for_load_state("networkidle")
+
+
+def submit(page: Any, act: Any) -> None:
+    """Do ``act`` (a click or a key that submits a form) and wait for the page the POST's
+    303 leads back to."""
+    with page.expect_navigation() as navigation:
+        act()
+    response = navigation.value
+    assert response is not None and response.status == 200, response
+    assert response.request.redirected_from is not None, "the POST did not redirect"
+    assert response.request.redirected_from.method == "POST"
     page.wait_for_load_state("networkidle")
 
 
@@ -136,18 +152,24 @@ def test_an_agent_link_opens_its_page(page: Any, fleet: Any) -> None:
 
 def test_memory_search_by_words_finds_the_key(page: Any, fleet: Any) -> None:
     open_page(page, pages(fleet)["agent"])
-    search = page.get_by_role("searchbox").or_(page.get_by_label(re.compile("search", re.I)))
-    search.first.fill("vegetarian")
-    search.first.press("Enter")
-    results = page.locator("#memory-results, #memories, main").first
+    items = page.locator("#memory-results tr.memory-item")
+    assert items.count() == len(fleet.memory_keys)
+    page.get_by_label("Search by").select_option("words")
+    page.get_by_label("Query").fill("vegetarian")
+    page.get_by_role("button", name="Search", exact=True).click()
     page.wait_for_function(
-        "() => !document.body.innerText.includes('preferred_language')"
-        " || document.querySelector('[data-key=\"preferred_language\"]') === null",
-        timeout=10_000,
+        "n => document.querySelectorAll('#memory-results tr.memory-item').length < n",
+        arg=len(fleet.memory_keys),
     )
-    text = results.inner_text()
-    assert "user_profile" in text
-    assert "preferred_language" not in text
+    assert [items.nth(i).get_attribute("data-key") for i in range(items.count())] == [
+        "user_profile"
+    ]
+    # and by key prefix
+    page.get_by_label("Search by").select_option("prefix")
+    page.get_by_label("Query").fill("pref")
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.wait_for_selector("#memory-results tr.memory-item[data-key='preferred_language']")
+    assert items.count() == 1
 
 
 def test_a_key_s_history_shows_every_version_and_a_diff(page: Any, fleet: Any) -> None:
@@ -158,8 +180,9 @@ def test_a_key_s_history_shows_every_version_and_a_diff(page: Any, fleet: Any) -
     for version in (1, 2, 3):
         assert re.search(rf"\bv?{version}\b", text), f"version {version} missing"
     # the diff of version 3 against 2: the new key and the changed city
-    added = page.locator("ins, .diff-add, .added").all_inner_texts()
-    removed = page.locator("del, .diff-del, .removed").all_inner_texts()
+    assert page.locator("article.version").count() == fleet.memory_keys["user_profile"]
+    added = page.locator("#version-3 .diff .add").all_inner_texts()
+    removed = page.locator("#version-3 .diff .del").all_inner_texts()
     assert any("vegetarian" in t for t in added), added
     assert any("Porto" in t for t in removed), removed
     assert fleet.support in text  # the author
@@ -215,13 +238,10 @@ def test_resolving_a_conflict_in_the_page_resolves_it_in_the_store(
     key = fleet.conflict_key if keep == "theirs" else fleet.conflict_key_mine
     assert _conflict(fleet, key).status == "open"
     open_page(page, pages(fleet)["space"])
-    holder = page.locator(f"[data-conflict-id='{fleet.conflicts[key]}']")
-    if holder.count() == 0:  # else the innermost block naming the key with the buttons
-        holder = page.locator("form, tr, li, article, section, div", has_text=key).filter(
-            has=page.get_by_role("button", name=re.compile(button, re.I))
-        )
-    holder.last.get_by_role("button", name=re.compile(button, re.I)).click()
-    page.wait_for_load_state("networkidle")
+    conflict = page.locator(f"#conflict-{fleet.conflicts[key]}")
+    assert key in conflict.locator("header").inner_text()
+    submit(page, conflict.get_by_role("button", name=re.compile(button, re.I)).click)
+    expect_text(page.locator(f"#conflict-{fleet.conflicts[key]} header"), f"kept {keep}")
     done = _conflict(fleet, key)
     assert done.status == "resolved", done
     assert done.resolution == keep, done
@@ -232,6 +252,16 @@ def test_resolving_a_conflict_in_the_page_resolves_it_in_the_store(
         assert f"by {expected}" in str(getattr(value, "value", value))
     finally:
         reader.close()
+
+
+def expect_text(locator: Any, text: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(locator).to_contain_text(text)
+
+
+def _hex(value: Any) -> str:
+    return value.hex() if isinstance(value, bytes) else str(value)
 
 
 def _status(fleet: Any) -> str:
@@ -253,11 +283,11 @@ def test_resume_in_the_page_resumes_the_agent_in_the_store(page: Any, fleet: Any
         agent.close()
     assert _status(fleet) == "paused"
     open_page(page, pages(fleet)["agent"])
-    page.get_by_role("button", name=re.compile("resume", re.I)).first.click()
-    page.wait_for_load_state("networkidle")
+    submit(page, page.locator("#resume-button").click)
     assert _status(fleet) == "active"
-    page.reload()
-    assert page.get_by_role("button", name=re.compile("resume", re.I)).count() == 0
+    open_page(page, pages(fleet)["agent"])
+    assert page.locator("#resume-button").count() == 0
+    assert page.locator("#agent-status").inner_text() == "active"
 
 
 def test_resume_works_from_the_keyboard(page: Any, fleet: Any) -> None:
@@ -274,8 +304,7 @@ def test_resume_works_from_the_keyboard(page: Any, fleet: Any) -> None:
             break
     else:
         pytest.fail("Tab never reached the resume button")
-    page.keyboard.press("Enter")
-    page.wait_for_load_state("networkidle")
+    submit(page, lambda: page.keyboard.press("Enter"))
     assert _status(fleet) == "active"
 
 
@@ -286,15 +315,14 @@ def test_verify_in_the_page_shows_ok_and_the_head(page: Any, fleet: Any) -> None
     finally:
         agent.close()
     open_page(page, pages(fleet)["agent"])
-    page.get_by_role("button", name=re.compile("verify", re.I)).first.click()
-    result = page.locator("#verify-result, #audit-result, [data-verify]").first
-    result.wait_for()
-    page.wait_for_function(
-        "(hash) => document.body.innerText.includes(hash)", arg=head.hash[:12], timeout=10_000
-    )
-    text = result.inner_text() if result.count() else page.locator("body").inner_text()
-    assert re.search(r"\bok\b|intact|verified", text, re.I), text
-    assert head.hash[:12] in page.locator("body").inner_text()
+    result = page.locator("#verify-result")
+    assert "Verified" not in result.inner_text()
+    submit(page, page.locator("#verify-button").click)
+    page.wait_for_selector("#verify-result .chain-ok")
+    text = result.inner_text()
+    assert f"Verified: {head.seq} events" in text, text
+    assert f"head seq {head.seq}" in text, text
+    assert page.locator("#chain-head-hash").inner_text() == _hex(head.hash)
 
 
 # ==================================================================== live
@@ -319,3 +347,17 @@ def test_a_new_event_appears_live_without_a_reload(page: Any, fleet: Any, where:
         timeout=15_000,
     )
     assert page.evaluate("() => window.__notReloaded === true"), "the page reloaded"
+
+
+def test_a_post_without_the_csrf_token_is_refused(page: Any, fleet: Any) -> None:
+    agent = runtime(fleet, fleet.support)
+    try:
+        agent.pause("paused for the CSRF test")
+        open_page(page, pages(fleet)["agent"])  # (the page's cookies, but not its form)
+        response = page.request.post(f"/agents/{fleet.support}/resume", form={"run_id": ""})
+        assert response.status == 403
+        assert _status(fleet) == "paused"
+        submit(page, page.locator("#resume-button").click)  # the form's own token works
+        assert _status(fleet) == "active"
+    finally:
+        agent.close()
