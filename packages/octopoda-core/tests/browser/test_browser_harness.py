@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from octopoda import AgentRuntime
-
 
 def test_the_fleet_is_written_by_real_runs(fleet: Any) -> None:
     support = fleet.runtime(fleet.support)
@@ -37,12 +35,3 @@ def test_a_request_to_another_host_is_aborted_and_recorded(
     page.evaluate("() => fetch('http://203.0.113.7/beacon').catch(() => null)")
     assert offsite == ["http://203.0.113.7/beacon"]
     offsite.clear()  # (the page fixture would fail this test otherwise)
-
-
-def test_the_runtime_in_the_test_process_shares_the_server_file(fleet: Any) -> None:
-    agent: AgentRuntime = fleet.runtime("harness-probe")
-    try:
-        agent.remember("probe", 1)
-        assert agent.recall("probe").value == 1
-    finally:
-        agent.close()
