@@ -222,7 +222,13 @@ nox.options.sessions.append("mcp")
 
 SERVER_DEPS = ("requests",)  # (the remote store's and the tests' HTTP client)
 SERVER_TESTS = [
-    f"{CORE}/tests/{name}.py" for name in ("test_server", "test_server_mcp", "test_remote_store")
+    f"{CORE}/tests/{name}.py"
+    for name in (
+        "test_server",
+        "test_server_mcp",
+        "test_remote_store",
+        "test_dashboard",
+    )
 ]
 # Runtime tests that start other processes on a file, or reach into the SQLite file or
 # a SqliteStore, cannot run through a server.

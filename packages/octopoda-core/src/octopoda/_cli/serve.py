@@ -41,10 +41,13 @@ def serve(
     log_level: str,
     as_json: bool,
 ) -> None:
-    """Serve the JSON API (and /docs, /openapi.json) over the store until interrupted.
+    """Serve the dashboard (at /), the JSON API (/v1, /docs, /openapi.json) over the store
+    until interrupted.
 
-    Binds 127.0.0.1 by default; any other address needs a token. Says where it listens on
-    stderr (with --json also as a JSON line on stdout).
+    With no arguments: the default store (OCTOPODA_DATABASE_URL, else ~/.octopoda) on
+    127.0.0.1:7842. Binds 127.0.0.1 by default; any other address needs a token (a browser
+    opens the dashboard once with /?token=<token>, kept in a cookie). Says where it listens
+    and the dashboard's URL on stderr (with --json also the URL as a JSON line on stdout).
     """
     from .._server.settings import ServerSettings, require_server_extra
 

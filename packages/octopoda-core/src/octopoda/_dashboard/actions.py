@@ -74,6 +74,7 @@ async def verify(request: Request, agent: str) -> Response:
     dash = dashboard_of(request)
     if not may_agent(request, agent) or dash.server.store.agent(agent) is None:
         return not_found(request, f"agent {agent!r}")
+
     def act() -> None:
         with dash.server.agent(agent) as runtime:
             dash.record_verify(runtime.audit.verify())
@@ -90,6 +91,7 @@ async def forget(request: Request, agent: str, key: str) -> Response:
     dash = dashboard_of(request)
     if not may_agent(request, agent) or dash.server.store.agent(agent) is None:
         return not_found(request, f"agent {agent!r}")
+
     def act() -> None:
         with dash.server.agent(agent) as runtime:
             runtime.forget(key)
@@ -112,6 +114,7 @@ async def resolve(request: Request, space: str, conflict_id: int) -> Response:
         return not_found(request, f"conflict {conflict_id} in space {space!r}")
     if keep not in ("mine", "theirs") or not may_agent(request, row.author):
         return not_found(request, f"resolving conflict {conflict_id} that way", 403)
+
     def act() -> str | None:
         with dash.server.agent(row.author) as runtime:
             try:

@@ -18,7 +18,17 @@ from .._loops import SIGNAL_KINDS
 from .._store import Store
 from .._store.rows import AgentRow
 
-__all__ = ["RECENT_EVENTS", "SORTS", "FleetRow", "Usage", "fleet_rows", "open_conflicts", "usage"]
+__all__ = [
+    "RECENT_EVENTS",
+    "SORTS",
+    "FleetRow",
+    "Usage",
+    "fleet_rows",
+    "known_spaces",
+    "open_conflicts",
+    "recent_spaces",
+    "usage",
+]
 
 RECENT_EVENTS: Final = 200
 """How many of each listed agent's latest events the fleet page reads."""
@@ -65,6 +75,9 @@ def usage(events: Sequence[Any]) -> Usage:
     )
 
 
+SPACE_KINDS: Final = ("shared_write", "conflict_resolved", "space_created")
+
+
 class FleetRow(NamedTuple):
     id: str
     status: str  # active, idle, paused
@@ -75,6 +88,7 @@ class FleetRow(NamedTuple):
     events: int
     recent: Usage
     times: tuple[float, ...]
+    spaces: tuple[str, ...]  # the spaces its recent events wrote to
 
 
 def status_of(row: AgentRow, now: float) -> str:
@@ -143,6 +157,7 @@ def fleet_rows(store: Store, page: Sequence[tuple[AgentRow, str]]) -> list[Fleet
                 row.head_seq,
                 usage(events),
                 tuple(e.time for e in events),
+                spaces_in(events),
             )
         )
     return out
@@ -158,9 +173,31 @@ def chart(rows: Sequence[FleetRow]) -> dict[str, list[float]]:
     return {"x": xs, "operations": [float(buckets[x]) for x in xs]}
 
 
-def open_conflicts(store: Store) -> list[tuple[str, int]]:
-    """The spaces with open conflicts (the created spaces and ``global``) and how many."""
-    names = dict.fromkeys(["global", *(s.name for s in store.spaces())])
+def spaces_in(events: Sequence[Any]) -> tuple[str, ...]:
+    """The spaces that ``events`` wrote to (shared writes, resolutions, creations)."""
+    names = (e.payload.get("space") for e in events if e.kind in SPACE_KINDS)
+    return tuple(dict.fromkeys(n for n in names if isinstance(n, str)))
+
+
+def known_spaces(store: Store, seen: Sequence[str] = ()) -> list[str]:
+    """``global``, the created spaces, then ``seen`` (open spaces need no creation, so
+    the store lists only the created ones: the others are found in agents' events)."""
+    return list(dict.fromkeys(["global", *(s.name for s in store.spaces()), *seen]))
+
+
+def recent_spaces(store: Store, agents: int = 100) -> list[str]:
+    """The spaces written to in the recent events of the most recently active agents."""
+    rows = sorted(store.agents(), key=lambda r: -(r.last_active or r.created_at))[:agents]
+    seen: list[str] = []
+    for row in rows:
+        after = max(0, row.head_seq - RECENT_EVENTS)
+        seen.extend(spaces_in(list(store.events(row.id, after_seq=after, kinds=SPACE_KINDS))))
+    return seen
+
+
+def open_conflicts(store: Store, seen: Sequence[str] = ()) -> list[tuple[str, int]]:
+    """The spaces with open conflicts (of :func:`known_spaces`) and how many."""
+    names = known_spaces(store, seen)
     out = []
     for name in names:
         n = len(store.conflicts("space:" + name, status="open"))

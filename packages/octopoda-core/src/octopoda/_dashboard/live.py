@@ -86,7 +86,7 @@ async def stream(
                 events = await run_in_threadpool(_agent_events, store, agent, seq, run)
                 if events:
                     seq = events[-1].seq
-            for step, event in zip(steps(events, set()), events):
+            for step, event in zip(steps(events, set()), events, strict=True):
                 if layout == "waterfall":
                     html = dash.render.fragment("_step_row.html", s=step)
                 else:

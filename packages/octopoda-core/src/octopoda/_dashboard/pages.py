@@ -44,7 +44,11 @@ def fleet_page(
         "sorts": fleet.SORTS,
         "signals": SIGNAL_KINDS,
         "chart": fleet.chart(rows),
-        "conflicts": [c for c in fleet.open_conflicts(store) if may_space(request, c[0])],
+        "conflicts": [
+            c
+            for c in fleet.open_conflicts(store, [n for r in rows for n in r.spaces])
+            if may_space(request, c[0])
+        ],
         "verified": {r.id: dash.verified(r.id) for r in rows},
         "recent": fleet.RECENT_EVENTS,
     }
@@ -99,10 +103,10 @@ def spaces_page(request: Request) -> HTMLResponse:
     dash = dashboard_of(request)
     store = dash.server.store
     created = {s.name: s for s in store.spaces()}
-    names = [n for n in dict.fromkeys(["global", *created]) if may_space(request, n)]
-    spaces = [
-        (n, created.get(n), len(store.conflicts("space:" + n, status="open"))) for n in names
+    names = [
+        n for n in fleet.known_spaces(store, fleet.recent_spaces(store)) if may_space(request, n)
     ]
+    spaces = [(n, created.get(n), len(store.conflicts("space:" + n, status="open"))) for n in names]
     return dash.render.page(request, "spaces.html", {"title": "Spaces", "spaces": spaces})
 
 
@@ -174,5 +178,3 @@ def goals_page(request: Request, agent: str) -> HTMLResponse:
         goal, history = runtime.get_goal(), runtime.goal_history()
     context = {"title": f"{agent}: goals", "agent": agent, "goal": goal, "history": history}
     return dash.render.page(request, "goals.html", context)
-
-

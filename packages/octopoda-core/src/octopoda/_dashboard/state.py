@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 

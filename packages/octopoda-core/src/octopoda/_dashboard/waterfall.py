@@ -100,7 +100,7 @@ def steps(events: Sequence[Event], loops: set[int]) -> list[Step]:
     start = min(begin for begin, _, _ in ends)
     span = max(1e-6, max(end for _, end, _ in ends) - start)
     out = []
-    for e, (begin, end, duration) in zip(events, ends):
+    for e, (begin, end, duration) in zip(events, ends, strict=True):
         title, details = describe(e)
         x = (begin - start) / span * 100
         w = max(0.5, (end - begin) / span * 100)

@@ -76,13 +76,13 @@ def _install_dashboard(app: Any) -> None:
 
     if importlib.util.find_spec("jinja2") is None:
 
-        @app.get("/", include_in_schema=False)
         def no_dashboard() -> HTMLResponse:
             return HTMLResponse(
                 "<p>The dashboard needs Jinja2: pip install 'octopoda-core[server]'</p>",
                 status_code=501,
             )
 
+        app.add_api_route("/", no_dashboard, include_in_schema=False)
         return
     from .._dashboard import install
 
@@ -151,6 +151,8 @@ def serve(
     server = uvicorn.Server(config)
     url = f"http://{host}:{port}"
     print(f"octopoda serve: listening on {url} (store {store.url})", file=sys.stderr, flush=True)
+    login = "/?token=<your token>" if settings.tokens else "/"
+    print(f"octopoda serve: dashboard at {url}{login}", file=sys.stderr, flush=True)
     if announce_json:
         print(json.dumps({"url": url, "store": store.url}), flush=True)
     try:

@@ -182,7 +182,7 @@ class RequestGuard:
 
 
 def _query_token(scope: Scope) -> str | None:
-    query = scope.get("query_string", b"")
+    query: bytes = scope.get("query_string", b"")
     if b"token=" not in query:
         return None
     for k, v in parse_qsl(query.decode("latin-1"), True):
