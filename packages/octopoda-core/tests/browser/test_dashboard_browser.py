@@ -204,6 +204,8 @@ def test_the_waterfall_marks_exactly_the_loop_s_calls(page: Any, fleet: Any) -> 
     open_page(page, pages(fleet)["run-waterfall"])
     marked = page.locator(".loop-call")
     assert marked.count() == len(fleet.loop_seqs)
+    seqs = [int(marked.nth(i).get_attribute("data-seq")) for i in range(marked.count())]
+    assert tuple(seqs) == fleet.loop_seqs
     text = " ".join(marked.all_inner_texts())
     assert text.count("get_weather") >= len(fleet.loop_seqs)
     body = page.locator("body").inner_text()
