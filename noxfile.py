@@ -89,7 +89,9 @@ def tests(session: nox.Session) -> None:
     # Explicit paths in the extra args replace the default test directories.
     args = session.posargs
     if not any((ROOT / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):
-        args = [d for d in TEST_DIRS if (ROOT / d).is_dir()] + args
+        # (the browser tests need playwright and chromium: the browser session runs them)
+        args = [f"--ignore={CORE}/tests/browser", *(d for d in TEST_DIRS if (ROOT / d).is_dir())]
+        args += session.posargs
         if session.python in CORE_SET_PYTHONS:
             args = [*CORE_SET_OMITS, *args]
     # The PostgreSQL acceptance run at full size (8 processes x 2,000 writes) on one Python.
@@ -265,6 +267,26 @@ def schemathesis(session: nox.Session) -> None:
     session.run("pytest", f"{CORE}/tests/test_server_schema.py", *session.posargs)
 
 
+# The dashboard in a real browser: pip playwright drives Debian's /usr/bin/chromium (.ci/run
+# installs it; `playwright install` downloads a browser build and is never run), and
+# axe-playwright-python brings axe-core's script for the accessibility checks. Screenshots go
+# to artifacts/screenshots/ (OCTOPODA_SCREENSHOTS overrides).
+BROWSER_DEPS = ("playwright", "axe-playwright-python")
+
+
+@nox.session(python="3.11")
+def browser(session: nox.Session) -> None:
+    """The dashboard's browser tests (packages/octopoda-core/tests/browser; extra args go to
+    pytest). They skip without chromium or playwright, and fail instead when CI is set."""
+    session.install("-e", f"{CORE}[cli,server,remote]", *BROWSER_DEPS, *CORE_TEST_DEPS)
+    shots = os.environ.get("OCTOPODA_SCREENSHOTS", str(ROOT / "artifacts" / "screenshots"))
+    env = {"OCTOPODA_SCREENSHOTS": shots}
+    session.run("pytest", f"{CORE}/tests/browser", *session.posargs, env=env)
+
+
+nox.options.sessions.append("browser")
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks (bench/README.md): `nox -s bench`, or `nox -s bench -- --quick` for a smoke
@@ -272,7 +294,8 @@ def bench(session: nox.Session) -> None:
     """
     if not (ROOT / "bench" / "run_all.py").is_file():
         session.skip("bench/run_all.py does not exist yet")
-    session.install("-e", f"{CORE}[postgres]")  # [postgres]: bench/postgres_bench.py
+    # [postgres]: bench/postgres_bench.py; [server]: bench/bench_dashboard.py
+    session.install("-e", f"{CORE}[postgres,server]")
     # The predecessor comparison installs octopoda==3.3.4 into its own venv
     # (.nox/bench-predecessor) with the uv nox itself uses, when nox found one.
     env: dict[str, str] = {}

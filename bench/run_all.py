@@ -3,7 +3,7 @@
     python bench/run_all.py [--quick] [--json PATH] [--only NAME,...] [--no-predecessor]
 
 (``nox -s bench -- --quick`` passes the flags through.) Benchmarks: remember, recall,
-scale, multiproc, import, predecessor, loops, audit, postgres, search, stream; see
+scale, multiproc, import, predecessor, loops, audit, postgres, search, stream, dashboard; see
 bench/README.md. Exit
 status 1 if a target is missed (except with ``--quick``, a smoke run whose small samples
 prove little) or a benchmark crashed.
@@ -26,6 +26,7 @@ from typing import Any
 # Run as a script: this file's directory (bench/) is on sys.path, so its modules import.
 from _common import Check, Config
 from bench_audit import bench_audit
+from bench_dashboard import bench_dashboard
 from bench_import import bench_import
 from bench_init import bench_init
 from bench_loops import bench_loops
@@ -52,6 +53,7 @@ NAMES = [
     "postgres",
     "search",
     "stream",
+    "dashboard",
 ]
 
 
@@ -147,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             "postgres": lambda: bench_postgres(cfg),
             "search": lambda: bench_search(cfg),
             "stream": lambda: bench_stream(cfg),
+            "dashboard": lambda: bench_dashboard(cfg),
         }
         for name in only:
             t0 = time.perf_counter()
