@@ -228,6 +228,7 @@ SERVER_TESTS = [
         "test_server_mcp",
         "test_remote_store",
         "test_dashboard",
+        "test_docs_server",  # (docs/server.md's curl examples, against a real server)
     )
 ]
 # Runtime tests that start other processes on a file, or reach into the SQLite file or

@@ -132,6 +132,14 @@ def test_every_page_renders_its_content(client: TestClient, db: tuple[str, dict[
         assert "default-src 'self'" in csp and "script-src 'self'" in csp
         for text in expected:
             assert text in response.text, (url, text)
+    knew = client.get(f"/agents/researcher/decisions/{data['decision_seq']}/knew")
+    assert knew.status_code == 200 and 'data-key="diet"' not in knew.text
+    assert "/agents/researcher/memory/diet" in knew.text and "vegetarian" in knew.text
+    fragment = client.get(
+        f"/agents/researcher/decisions/{data['decision_seq']}/knew", headers={"HX-Request": "1"}
+    )
+    assert fragment.text.startswith('<ul class="knew-keys">') and "<html" not in fragment.text
+    assert client.get("/agents/researcher/decisions/999999/knew").status_code == 404
     assert client.get("/agents/nobody").status_code == 404
     assert client.get("/agents/researcher/memory/no-such-key").status_code == 404
     assert client.get("/agents/researcher/runs/no-such-run").status_code == 404

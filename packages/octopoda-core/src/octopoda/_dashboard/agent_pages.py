@@ -268,12 +268,30 @@ def decisions_page(request: Request, agent: str) -> HTMLResponse:
     dash = dashboard_of(request)
     with dash.server.agent(agent) as runtime:
         decisions = list(reversed(runtime.decisions()))
-        pager = Pager.of(request, len(decisions))
-        shown = []
-        for d in decisions[pager.start : pager.stop]:
-            shown.append((d, d.memory().search(limit=20)))
+    pager = Pager.of(request, len(decisions))
+    # (what each knew is an as-of read per decision: loaded when its details are opened)
+    shown = decisions[pager.start : pager.stop]
     context = {"title": f"{agent}: decisions", "agent": agent, "decisions": shown}
     return dash.render.page(request, "decisions.html", {**context, "pager": pager})
+
+
+@router.get("/agents/{agent}/decisions/{seq}/knew", response_class=HTMLResponse)
+def knew_fragment(request: Request, agent: str, seq: int) -> HTMLResponse:
+    """What the agent knew when it took decision ``seq`` (its memory as of the decision)."""
+    missing = _agent_or_404(request, agent)
+    if missing is not None:
+        return missing
+    dash = dashboard_of(request)
+    with dash.server.agent(agent) as runtime:
+        found = next((d for d in runtime.decisions() if d.seq == seq), None)
+        if found is None:
+            return not_found(request, f"decision {seq} of agent {agent!r}")
+        knew = found.memory().search(limit=20)
+    html = dash.render.fragment("_knew.html", agent=agent, d=found, knew=knew)
+    if request.headers.get("hx-request"):
+        return HTMLResponse(html, headers=HEADERS)
+    context = {"title": f"{agent}: what it knew at decision {seq}", "agent": agent, "body": html}
+    return dash.render.page(request, "totals.html", context)
 
 
 @router.get("/agents/{agent}/events", response_class=HTMLResponse)

@@ -6,8 +6,6 @@ Totals over an agent's whole history need a full scan of its events, so the flee
 ``RECENT_EVENTS`` most recent ones and the agent page computes the totals.
 """
 
-from __future__ import annotations
-
 import json
 import time
 from collections import Counter, defaultdict

@@ -1,8 +1,6 @@
 """Jinja2 templates, the filters they use, pagination, and the HTML response with the
 dashboard's headers and CSRF cookie."""
 
-from __future__ import annotations
-
 import json
 import math
 import time
@@ -69,7 +67,7 @@ class Pager(NamedTuple):
     query: dict[str, str]
 
     @classmethod
-    def of(cls, request: Request, total: int, per_page: int = PER_PAGE) -> Pager:
+    def of(cls, request: Request, total: int, per_page: int = PER_PAGE) -> "Pager":
         raw = request.query_params.get("page", "1")
         page = int(raw) if raw.isdigit() and int(raw) > 0 else 1
         pages = max(1, math.ceil(total / per_page))

@@ -1,8 +1,6 @@
 """A run's events as a waterfall: one timed row per event (what it was, its details, when it
 started relative to the run, how long it took) with the events of each loop marked."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
