@@ -159,6 +159,29 @@ def test_two_agents_passing_the_same_thing_back_and_forth_are_a_ping_pong(store:
     assert guard.runtime("executor").audit.verify().ok
 
 
+def test_a_selector_team_passing_the_same_thing_back_and_forth_is_stopped(store: Any) -> None:
+    from autogen_agentchat.teams import SelectorGroupChat
+
+    s = scripted()
+    guard = OctopodaGuard(store, policy=LoopPolicy("pause"))
+    planner = AssistantAgent(
+        "planner", model_client=s.client(*["Executor, please ship the report."] * 8)
+    )
+    executor = AssistantAgent(
+        "executor", model_client=s.client(*["Planner, I cannot ship it; over to you."] * 8)
+    )
+    selector = s.client(*["executor", "planner"] * 8)  # the model that picks who speaks
+    stop = guard.termination() | TextMentionTermination("TERMINATE")
+    team = SelectorGroupChat(
+        [planner, executor], model_client=selector, termination_condition=stop, max_turns=16
+    )
+    result = asyncio.run(team.run(task="Ship the report"))
+    assert result.stop_reason is not None and "ping_pong loop" in result.stop_reason
+    turns = [m for m in result.messages if getattr(m, "source", "") in ("planner", "executor")]
+    assert len(turns) < 16
+    assert guard.runtime("planner").audit.verify().ok
+
+
 def test_a_swarm_handing_off_back_and_forth_is_stopped(store: Any) -> None:
     from autogen_agentchat.teams import Swarm
 
