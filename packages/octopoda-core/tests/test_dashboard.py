@@ -324,8 +324,12 @@ def test_resume_with_csrf_unpauses_and_is_an_event(
     client: TestClient, db: tuple[str, dict[str, Any]]
 ) -> None:
     token = csrf_of(client, "/agents/looper")
+    assert client.get("/agents/looper").headers["referrer-policy"] == "same-origin"
     response = client.post(
-        "/agents/looper/resume", data={"csrf_token": token}, follow_redirects=False
+        "/agents/looper/resume",
+        data={"csrf_token": token},
+        headers={"origin": "null"},  # (an opaque origin: the token alone decides)
+        follow_redirects=False,
     )
     assert response.status_code == 303 and response.headers["location"] == "/agents/looper"
     with Octopoda(db[0]) as check:

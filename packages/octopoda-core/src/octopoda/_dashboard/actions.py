@@ -22,9 +22,10 @@ router = APIRouter(include_in_schema=False)
 
 async def _form(request: Request) -> dict[str, str] | None:
     """The form's fields if its CSRF token matches the cookie's (and the browser's Origin,
-    when it sends one, is this server), else None."""
+    when it names one, is this server; an opaque "null" origin has only the token), else
+    None."""
     origin = request.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+    if origin not in (None, "null") and urlsplit(origin).netloc != request.headers.get("host"):
         return None  # (a browser says where a cross-site form came from)
     body = (await request.body()).decode("utf-8", "replace")
     form = dict(parse_qsl(body, keep_blank_values=True))

@@ -26,7 +26,9 @@ CSP: Final = (
 HEADERS: Final = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # same-origin: no Referer leaves the server, and a form posted from its own page
+    # carries its real Origin (with no-referrer, Chromium sends "Origin: null")
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
