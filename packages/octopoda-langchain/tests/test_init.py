@@ -97,9 +97,12 @@ def test_an_unmodified_looping_agent_is_recorded_and_stopped(tmp_path: Path) -> 
 def test_an_async_streamed_run_is_stopped_too(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     out = run_script(db, "weather", "once", "astream")
-    assert out["outcome"].startswith("AgentPaused") and out["model_calls"] == 3
+    # (Python 3.10: an async run's model callback does not see the run the tool calls paused
+    # (as in test_runs.py), so the model is asked once more and the next tool call stops it)
+    calls = 3 if sys.version_info >= (3, 11) else 4
+    assert out["outcome"].startswith("AgentPaused") and out["model_calls"] == calls
     assert len(events(db, "weather", "tool_call")) == 3
-    assert len(events(db, "weather", "llm_call")) == 3
+    assert len(events(db, "weather", "llm_call")) == calls
 
 
 def test_a_loop_in_a_thread_pauses_that_thread(tmp_path: Path) -> None:
