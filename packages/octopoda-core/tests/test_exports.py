@@ -57,7 +57,7 @@ _HINT_NAMES = {"timedelta": datetime.timedelta, "Path": pathlib.Path}
 
 # Private packages that need an extra, and the module of that extra: walked only when it is
 # installed (the command line needs click, the MCP server mcp, the HTTP server fastapi).
-_EXTRA_PACKAGES = {"_cli": "click", "_mcp": "mcp", "_server": "fastapi"}
+_EXTRA_PACKAGES = {"_cli": "click", "_mcp": "mcp", "_server": "fastapi", "_dashboard": "fastapi"}
 
 
 def _library_modules() -> list[types.ModuleType]:
