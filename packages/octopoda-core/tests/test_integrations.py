@@ -337,3 +337,33 @@ def test_paused_by_says_which_recorded_call_paused(scope: str) -> None:
         recorder.paused_by(runtime, again) is None
         and recorder.paused_by(runtime, events[2]) is None
     )
+
+
+# ============================================================================== activation
+
+
+def test_one_activation_reuses_replaces_and_undoes_once() -> None:
+    log: list[str] = []
+
+    def install(context: kit.InitContext) -> kit.Deactivate:
+        log.append(f"install {context.agent_id}")
+        return lambda: log.append(f"remove {context.agent_id}")
+
+    activate = kit.OneActivation(install)
+    runtimes = kit.AgentRuntimes(memory_store())
+    first = kit.InitContext("a", runtimes)
+    second = kit.InitContext("b", runtimes)
+    undo_a = activate(first)
+    assert activate(first) is undo_a  # the same context again: nothing new
+    assert log == ["install a"]
+    undo_b = activate(second)  # another context replaces the first
+    assert log == ["install a", "remove a", "install b"]
+    undo_a()  # already undone: nothing happens, and b stays current
+    assert activate(second) is undo_b
+    undo_b()
+    undo_b()
+    assert log == ["install a", "remove a", "install b", "remove b"]
+    undo_again = activate(second)  # after the undo, the same context installs anew
+    assert undo_again is not undo_b
+    assert log[-1] == "install b"
+    undo_again()

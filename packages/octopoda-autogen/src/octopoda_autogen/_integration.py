@@ -13,44 +13,17 @@ the loop and its calls. Memory and model contexts stay explicit
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
-from octopoda.integrations import Deactivate, InitContext, Integration
+from octopoda.integrations import Deactivate, InitContext, Integration, OneActivation
 
 __all__ = ["integration"]
 
-_lock = threading.Lock()
-_active: dict[str, Any] = {}
 
-
-def _activate(ctx: InitContext) -> Deactivate:
+def _install(ctx: InitContext) -> Deactivate:
     from ._events import EventRecorder
-
-    with _lock:
-        if _active.get("context") is ctx:
-            undo: Deactivate = _active["undo"]
-            return undo  # activating with the same context again changes nothing
-        previous = _active.get("undo")
-    if previous is not None:
-        previous()  # another context: this one replaces it
 
     recorder = EventRecorder(ctx.runtimes, prices=ctx.prices)
     recorder.install()
-    done = threading.Event()
-
-    def deactivate() -> None:
-        if done.is_set():
-            return
-        done.set()
-        with _lock:
-            if _active.get("undo") is deactivate:
-                _active.clear()
-        recorder.uninstall()
-
-    with _lock:
-        _active.update(context=ctx, undo=deactivate)
-    return deactivate
+    return recorder.uninstall
 
 
 integration = Integration(
@@ -58,7 +31,7 @@ integration = Integration(
     modules=("autogen_agentchat",),
     distribution="autogen-agentchat",
     supported=">=0.4.5,<0.8",
-    activate=_activate,
+    activate=OneActivation(_install),
     description=(
         "AutoGen: a handler on the autogen_agentchat.events and autogen_core.events loggers"
         " (tool calls guarded and recorded, handoffs, model calls with tokens; loop breaker)"

@@ -19,30 +19,18 @@ does, once crewai is imported. It installs, through CrewAI's own extension point
 from __future__ import annotations
 
 import logging
-import threading
-from typing import Any
 
 from octopoda import ConfigError
-from octopoda.integrations import Deactivate, InitContext, Integration
+from octopoda.integrations import Deactivate, InitContext, Integration, OneActivation
 
 __all__ = ["integration"]
 
 logger = logging.getLogger("octopoda")
-_lock = threading.Lock()
-_active: dict[str, Any] = {}
 
 
-def _activate(ctx: InitContext) -> Deactivate:
+def _install(ctx: InitContext) -> Deactivate:
     from ._breaker import install_breaker, uninstall_breaker
     from ._install import install, installed, uninstall
-
-    with _lock:
-        if _active.get("context") is ctx:
-            undo: Deactivate = _active["undo"]
-            return undo  # activating with the same context again changes nothing
-        previous = _active.get("undo")
-    if previous is not None:
-        previous()  # another context: this one replaces it
 
     runtime = ctx.runtime
     try:
@@ -55,22 +43,13 @@ def _activate(ctx: InitContext) -> Deactivate:
         if installed() is runtime:
             uninstall()
         raise
-    done = threading.Event()
 
-    def deactivate() -> None:
-        if done.is_set():
-            return
-        done.set()
-        with _lock:
-            if _active.get("undo") is deactivate:
-                _active.clear()
+    def remove() -> None:
         uninstall_breaker(breaker)
         if installed() is runtime:
             uninstall()
 
-    with _lock:
-        _active.update(context=ctx, undo=deactivate)
-    return deactivate
+    return remove
 
 
 integration = Integration(
@@ -78,7 +57,7 @@ integration = Integration(
     modules=("crewai",),
     distribution="crewai",
     supported=">=1.10.1,<1.16",
-    activate=_activate,
+    activate=OneActivation(_install),
     description=(
         "CrewAI: memory storage factory; before/after tool-call and LLM-call hooks and an"
         " event-bus listener (tool and model calls, crew/task/agent events, loop breaker)"

@@ -26,6 +26,10 @@ that is the same for every framework; it imports nothing but the standard librar
   tool's result), :func:`stopped_text` (instead of the model's answer),
   :func:`paused_note` (appended to the result of the call that paused), and
   ``Verdict.message`` (for an exception, with the framework's calls named).
+* **Activation.** :class:`Integration` declares an adapter to :func:`octopoda.init`;
+  :class:`OneActivation` wraps an ``install(context)`` into its ``activate`` for a
+  framework whose hooks are process-wide (the same context again changes nothing,
+  another context replaces the previous one, the undo runs once).
 
 A sketch of a tool hook::
 
@@ -51,7 +55,7 @@ A sketch of a tool hook::
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._auto import ENTRY_POINT_GROUP, Deactivate, InitContext, Integration
+    from ._auto import ENTRY_POINT_GROUP, Deactivate, InitContext, Integration, OneActivation
     from ._offload import parse_arguments, run_blocking, run_settled
     from ._pricing import Prices, check_prices, cost_of
     from ._recorder import ActionRecorder
@@ -65,6 +69,7 @@ _LAZY: dict[str, str] = {
     "Deactivate": "._auto",
     "InitContext": "._auto",
     "Integration": "._auto",
+    "OneActivation": "._auto",
     "parse_arguments": "._offload",
     "run_blocking": "._offload",
     "run_settled": "._offload",
@@ -108,6 +113,7 @@ __all__ = [
     "FrameworkCall",
     "InitContext",
     "Integration",
+    "OneActivation",
     "Prices",
     "Target",
     "Verdict",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # kept out of the import: an entry point loads this module at
     from ._pricing import Prices
     from ._target import AgentRuntimes
 
-__all__ = ["ENTRY_POINT_GROUP", "Deactivate", "InitContext", "Integration"]
+__all__ = ["ENTRY_POINT_GROUP", "Deactivate", "InitContext", "Integration", "OneActivation"]
 
 ENTRY_POINT_GROUP = "octopoda.integrations"
 
@@ -83,3 +83,47 @@ class Integration:
     supported: str
     activate: Callable[[InitContext], Deactivate] = field(repr=False)
     description: str = ""
+
+
+class OneActivation:
+    """The bookkeeping of an integration that is active at most once per process, around
+    ``install(context)`` (which registers the hooks and returns the function that removes
+    them). Called as the ``activate`` of an :class:`Integration`:
+
+    * activating again with the same context changes nothing (the same undo comes back);
+    * activating with another context first undoes the previous activation (the new one
+      replaces it, never adds to it);
+    * the returned undo runs ``install``'s remover once, however often it is called, and
+      forgets the activation only if it is still the current one.
+    """
+
+    def __init__(self, install: Callable[[InitContext], Deactivate]) -> None:
+        import threading
+
+        self._install = install
+        self._lock = threading.Lock()
+        self._context: InitContext | None = None
+        self._undo: Deactivate | None = None
+
+    def __call__(self, context: InitContext) -> Deactivate:
+        with self._lock:
+            if self._context is context and self._undo is not None:
+                return self._undo
+            previous = self._undo
+        if previous is not None:
+            previous()
+        remove = self._install(context)
+        removed: list[bool] = []
+
+        def deactivate() -> None:
+            with self._lock:
+                if removed:
+                    return
+                removed.append(True)
+                if self._undo is deactivate:
+                    self._context = self._undo = None
+            remove()
+
+        with self._lock:
+            self._context, self._undo = context, deactivate
+        return deactivate
