@@ -105,6 +105,14 @@ def test_one_run_failing_three_times_stops_only_that_run(clock: FrozenClock) -> 
     assert listed["thread-1"].pause_reason is not None
     assert listed["thread-1"].pause_reason.startswith("retry loop")
     assert listed["thread-2"] == RunInfo("thread-2", "active", clock.now, clock.now, 1, None)
+    # one run read alone says the same as the list (exact ids only)
+    assert agent.run_info("thread-1") == listed["thread-1"]
+    assert agent.run_info("thread-2") == listed["thread-2"]
+    assert agent.run_info("thread-3") is None  # (no event of it: its guard wrote nothing)
+    assert agent.run_info("Thread-1") is None
+    assert agent.run_info("thread") is None
+    with pytest.raises(InvalidInput, match="run_id"):
+        agent.run_info("")
     assert agent.audit.verify().ok
     assert first < seqs[0]
 

@@ -535,6 +535,10 @@ class StoreConformance(SearchConformance, VectorConformance):
             ("r2", 3.0, 3.0, 1, "active"),
         ]
         assert [r.run_id for r in store.runs("a", limit=1)] == ["r1"]
+        for listed in store.runs("a"):  # one run alone reads as the list has it
+            assert store.run_activity("a", listed.run_id) == listed
+        assert store.run_activity("a", "R1") is None and store.run_activity("a", "r") is None
+        assert store.run_activity("b", "r1") is None
         assert store.runs("b") == [] and store.agent_and_run("b", "r1") == (None, None)
         row, run_row = store.agent_and_run("a", "r1")
         assert row is not None and row.head_seq == 4 and run_row is None
@@ -554,6 +558,12 @@ class StoreConformance(SearchConformance, VectorConformance):
         assert [(r.run_id, r.status) for r in store.runs("a", status="paused")] == [
             ("r1", "paused")
         ]
+        one = store.run_activity("a", "r1")
+        assert one is not None and (one.status, one.status_reason, one.events) == (
+            "paused",
+            '{"reason": "loop"}',
+            1,
+        )
         assert store.runs("a", status="active") == []
         with pytest.raises(InvalidInput, match="only with an event of that run"):
             status("paused", "r2", SetRunStatus("r1", "paused"))

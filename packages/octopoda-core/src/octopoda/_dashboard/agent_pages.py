@@ -147,11 +147,9 @@ def totals_fragment(request: Request, agent: str) -> HTMLResponse:
     dash = dashboard_of(request)
     kinds = ("tool_call", "llm_call", "loop_detected")
     totals = usage(list(dash.server.store.events(agent, kinds=kinds)))
-    html = dash.render.fragment("_totals.html", agent=agent, totals=totals)
-    if request.headers.get("hx-request"):
-        return HTMLResponse(html, headers=HEADERS)
-    context = {"title": f"{agent}: totals", "agent": agent, "body": html}
-    return dash.render.page(request, "totals.html", context)
+    return dash.render.fragment_or_page(
+        request, "_totals.html", f"{agent}: totals", agent, totals=totals
+    )
 
 
 def value_diff(old: Any, new: Any) -> list[tuple[str, str]]:
@@ -287,11 +285,8 @@ def knew_fragment(request: Request, agent: str, seq: int) -> HTMLResponse:
         if found is None:
             return not_found(request, f"decision {seq} of agent {agent!r}")
         knew = found.memory().search(limit=20)
-    html = dash.render.fragment("_knew.html", agent=agent, d=found, knew=knew)
-    if request.headers.get("hx-request"):
-        return HTMLResponse(html, headers=HEADERS)
-    context = {"title": f"{agent}: what it knew at decision {seq}", "agent": agent, "body": html}
-    return dash.render.page(request, "totals.html", context)
+    title = f"{agent}: what it knew at decision {seq}"
+    return dash.render.fragment_or_page(request, "_knew.html", title, agent, d=found, knew=knew)
 
 
 @router.get("/agents/{agent}/events", response_class=HTMLResponse)

@@ -79,7 +79,7 @@ def run_page(request: Request, agent: str, run: str, after: int = 0) -> HTMLResp
             return not_found(request, f"run {run!r} of agent {agent!r}")
         history = runtime.loop_history(run_id=run)
         status = runtime.loop_status(run_id=run)
-        info = next((r for r in runtime.runs() if r.id == run), None)
+        info = runtime.run_info(run)
     more = len(events) > RUN_EVENTS
     events = events[:RUN_EVENTS]
     marks = loop_seqs([*history, *status.signals])

@@ -122,3 +122,13 @@ class Renderer:
         if fresh:
             response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
         return response
+
+    def fragment_or_page(
+        self, request: Request, name: str, title: str, agent: str, **context: Any
+    ) -> HTMLResponse:
+        """Template ``name`` alone for htmx (which asks with ``HX-Request``), else inside a
+        whole page (a link opened in a new tab, a browser without JavaScript)."""
+        html = self.fragment(name, agent=agent, **context)
+        if request.headers.get("hx-request"):
+            return HTMLResponse(html, headers=dict(HEADERS))
+        return self.page(request, "totals.html", {"title": title, "agent": agent, "body": html})

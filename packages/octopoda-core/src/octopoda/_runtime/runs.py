@@ -15,7 +15,7 @@ from typing import NamedTuple
 from .._errors import InvalidInput, NotFound
 from .._loops import paused_error
 from .._loops.runs import RunState
-from .._store import SetRunStatus
+from .._store import RunActivityRow, SetRunStatus
 from .actions import reason_of
 from .base import RuntimeBase, checked_limit, checked_run_id
 
@@ -123,14 +123,21 @@ class RunsMixin(RuntimeBase):
         if status is not None and status not in RUN_STATUSES:
             raise InvalidInput(f"status must be None, 'active' or 'paused', not {status!r}")
         rows = self._store.runs(self._agent_id, status=status, limit=checked_limit(limit))
-        return [
-            RunInfo(
-                r.run_id,
-                r.status,
-                r.first_seen,
-                r.last_seen,
-                r.events,
-                reason_of(r.status_reason) if r.status == "paused" else None,
-            )
-            for r in rows
-        ]
+        return [_run_info(r) for r in rows]
+
+    def run_info(self, run_id: str) -> RunInfo | None:
+        """Run ``run_id`` as :meth:`runs` lists it (one indexed read, not the whole list);
+        None when no event of the agent carries that run id."""
+        row = self._store.run_activity(self._agent_id, checked_run_id(run_id))
+        return None if row is None else _run_info(row)
+
+
+def _run_info(r: RunActivityRow) -> RunInfo:
+    return RunInfo(
+        r.run_id,
+        r.status,
+        r.first_seen,
+        r.last_seen,
+        r.events,
+        reason_of(r.status_reason) if r.status == "paused" else None,
+    )

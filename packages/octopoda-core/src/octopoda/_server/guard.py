@@ -43,6 +43,7 @@ STORE_READS: Final = frozenset(
         "agent",
         "agents",
         "agent_and_run",
+        "run_activity",
         "runs",
         "snapshot",
         "snapshots",

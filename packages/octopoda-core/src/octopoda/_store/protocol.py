@@ -222,6 +222,11 @@ class Store(Protocol):
         never paused), in one statement: what the breaker reads before every tool call."""
         ...
 
+    def run_activity(self, agent: str, run_id: str) -> RunActivityRow | None:
+        """The agent's run ``run_id`` with its activity and status, as :meth:`runs` lists
+        it (None: no event of the agent carries that run id)."""
+        ...
+
     def runs(
         self, agent: str, *, status: str | None = None, limit: int | None = None
     ) -> list[RunActivityRow]:

@@ -52,6 +52,12 @@ class RunSql:
         )
         # params: agent, agent[, status]
         self.runs = q(listed + " ORDER BY x.last_seq DESC")
+        # params: agent, run_id, agent. One run's activity (the run_id index, not a scan).
+        self.run = q(
+            listed.replace(
+                "WHERE agent = ? AND run_id IS NOT NULL", "WHERE agent = ? AND run_id = ?"
+            )
+        )
         self.runs_with_status = q(
             listed + " WHERE COALESCE(r.status, 'active') = ? ORDER BY x.last_seq DESC"
         )
@@ -85,6 +91,12 @@ class RunReads:
         if r is None:
             return None, None
         return agent_row(r[:7]), (None if r[7] is None else RunRow(*r[7:]))
+
+    def run_activity(self, agent: str, run_id: str) -> RunActivityRow | None:
+        """Run ``run_id`` of the agent with its activity and status (None: no event of the
+        agent carries that run id)."""
+        r = self._fetchone(self._run_sql.run, (agent, run_id, agent))
+        return None if r is None else RunActivityRow(*r)
 
     def runs(
         self, agent: str, *, status: str | None = None, limit: int | None = None

@@ -227,6 +227,9 @@ class RemoteStore(VectorReads):
     def agent_and_run(self, agent: str, run_id: str) -> tuple[AgentRow | None, RunRow | None]:
         return self._call("agent_and_run", agent, run_id)  # type: ignore[no-any-return]
 
+    def run_activity(self, agent: str, run_id: str) -> RunActivityRow | None:
+        return self._call("run_activity", agent, run_id)  # type: ignore[no-any-return]
+
     def runs(
         self, agent: str, *, status: str | None = None, limit: int | None = None
     ) -> list[RunActivityRow]:
