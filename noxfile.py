@@ -295,8 +295,10 @@ def bench(session: nox.Session) -> None:
     """
     if not (ROOT / "bench" / "run_all.py").is_file():
         session.skip("bench/run_all.py does not exist yet")
-    # [postgres]: bench/postgres_bench.py; [server]: bench/bench_dashboard.py
-    session.install("-e", f"{CORE}[postgres,server]")
+    # [postgres]: bench/postgres_bench.py; [server]: bench/bench_dashboard.py; [ai] (numpy and
+    # octopoda-embed, from the checkout): vector search on numpy and the retrieval fixture's
+    # vector and hybrid figures (bench/bench_search.py).
+    session.install("-e", f"{CORE}[postgres,server,ai]", "-e", "packages/octopoda-embed")
     # The predecessor comparison installs octopoda==3.3.4 into its own venv
     # (.nox/bench-predecessor) with the uv nox itself uses, when nox found one.
     env: dict[str, str] = {}
