@@ -11,7 +11,6 @@ from typing import Any, Final
 __all__ = [
     "FRAMEWORKS",
     "integrations_report",
-    "postgres_access",
     "server_report",
     "sqlite_access",
 ]
@@ -51,28 +50,6 @@ def sqlite_access(path: str) -> str | None:
     except OSError as exc:
         return f"cannot create files in {folder} ({exc.strerror or exc})"
     return None
-
-
-def postgres_access(url: str, exists: bool) -> str | None:
-    """None when this PostgreSQL user can write the store (or create it); else why not."""
-    import psycopg
-
-    query = (
-        "SELECT has_table_privilege('events', 'INSERT')"
-        if exists
-        else "SELECT has_schema_privilege(current_schema(), 'CREATE')"
-    )
-    try:
-        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-            row = conn.execute(query).fetchone()
-            who = conn.execute("SELECT current_user, current_schema()").fetchone()
-    except psycopg.Error as exc:
-        return f"cannot check the privileges: {str(exc).strip()}"
-    if row and row[0]:
-        return None
-    user, schema = who if who else ("?", "?")
-    what = "insert into its tables" if exists else f"create tables in schema {schema}"
-    return f"PostgreSQL user {user} may not {what}; GRANT it, or use another user"
 
 
 def server_report(url: str) -> tuple[dict[str, Any], list[str]]:

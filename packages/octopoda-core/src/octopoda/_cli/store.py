@@ -14,7 +14,7 @@ from .._errors import ConfigError, OctopodaError
 from .._store.config import is_postgres_url, is_server_url
 from .._store.sqlite.store import SqliteStore
 from .._version import __version__
-from .checks import integrations_report, postgres_access, server_report, sqlite_access
+from .checks import integrations_report, server_report, sqlite_access
 from .options import (
     CliState,
     describe_source,
@@ -84,16 +84,17 @@ def _extras() -> dict[str, dict[str, Any]]:
     }
 
 
-def _postgres_store_exists(url: str) -> tuple[bool, str]:
-    """Whether the PostgreSQL store exists yet (found without creating it), and its URL
-    without a password."""
+def _postgres_access(url: str) -> tuple[bool, str | None, str]:
+    """Whether the PostgreSQL store exists yet (found without creating it), None when its
+    user may write it (else why not), and its URL without a password: one connection."""
     try:
-        from .._store.postgres.driver import redact_url, store_exists
+        from .._store.postgres.driver import redact_url, store_access
     except ImportError:
         raise ConfigError(
             "a postgresql:// store needs the postgres extra: pip install 'octopoda-core[postgres]'"
         ) from None
-    return store_exists(url), redact_url(url)
+    exists, denied = store_access(url)
+    return exists, denied, redact_url(url)
 
 
 def _postgres_report(state: CliState, spec: str) -> tuple[dict[str, Any], list[str]]:
@@ -101,8 +102,7 @@ def _postgres_report(state: CliState, spec: str) -> tuple[dict[str, Any], list[s
     source = "--store" if state.store is not None else "OCTOPODA_DATABASE_URL"
     report: dict[str, Any] = {"source": source, "path": None, "exists": True}
     try:
-        report["exists"], report["url"] = _postgres_store_exists(spec)
-        denied = postgres_access(spec, report["exists"])
+        report["exists"], denied, report["url"] = _postgres_access(spec)
         report["writable"] = denied is None
         if denied is not None:
             report["error"] = denied

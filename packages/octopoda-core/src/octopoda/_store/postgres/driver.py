@@ -38,7 +38,7 @@ __all__ = [
     "psycopg",
     "redact_url",
     "retried",
-    "store_exists",
+    "store_access",
 ]
 
 Connection = psycopg.Connection[TupleRow]
@@ -176,13 +176,33 @@ def driver_error(
     return StorageError(f"PostgreSQL at {where} failed ({state}: {text}); {hint}")
 
 
-def store_exists(url: str) -> bool:
+def store_access(url: str) -> tuple[bool, str | None]:
     """Whether the database behind ``url`` (the schema its search_path names first) holds
-    an Octopoda store yet, found without creating one (``octopoda doctor``)."""
+    an Octopoda store yet, found without creating one, and None when its user may write
+    the store (or create it), else why not: one connection (``octopoda doctor``)."""
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
             row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+            exists = bool(row and row[0])
+            return exists, _write_denied(conn, exists)
     except psycopg.Error as exc:
         where = redact_url(url)
         raise driver_error(exc, where=where, timeout=10, max_size=1, lock_timeout=0) from None
-    return bool(row and row[0])
+
+
+def _write_denied(conn: Connection, exists: bool) -> str | None:
+    query = (
+        "SELECT has_table_privilege('events', 'INSERT')"
+        if exists
+        else "SELECT has_schema_privilege(current_schema(), 'CREATE')"
+    )
+    try:
+        row = conn.execute(query).fetchone()
+        who = conn.execute("SELECT current_user, current_schema()").fetchone()
+    except psycopg.Error as exc:
+        return f"cannot check the privileges: {str(exc).strip()}"
+    if row and row[0]:
+        return None
+    user, schema = who if who else ("?", "?")
+    what = "insert into its tables" if exists else f"create tables in schema {schema}"
+    return f"PostgreSQL user {user} may not {what}; GRANT it, or use another user"
