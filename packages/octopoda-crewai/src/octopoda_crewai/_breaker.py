@@ -160,7 +160,10 @@ class CrewBreaker:
         self._lock = threading.Lock()
         self._roles: set[str] = set()
         self._stopped: dict[str | None, Verdict] = {}
-        self._detected: dict[str | None, LoopDetected] = {}  # (raise: until the model call)
+        # a loop the raise policy detected, by run: until the run's next model call ...
+        self._detected: dict[str | None, LoopDetected] = {}
+        # ... and the loops whose model call was refused (older crewai lines), for kickoff
+        self._refused: dict[str | None, LoopDetected] = {}
 
     def runtime(self, role: str) -> AgentRuntime:
         """The Octopoda agent of the CrewAI agent ``role``, with every crew, task and agent
@@ -225,7 +228,7 @@ class CrewBreaker:
             if ABORTS:
                 raise CrewLoopDetected(detected)
             with self._lock:  # (for CrewBreaker.kickoff, on CrewAI's own error)
-                self._detected[f"{run_id}:refused"] = detected
+                self._refused[run_id] = detected
             logger.warning("octopoda-crewai: %s; the crew is stopped", detected)
             return False
         verdict = self._call(
@@ -290,7 +293,7 @@ class CrewBreaker:
             raise
         except Exception as exc:
             with self._lock:
-                detected = self._detected.pop(f"{crew_run_id(crew)}:refused", None)
+                detected = self._refused.pop(crew_run_id(crew), None)
             if detected is not None:
                 raise CrewLoopDetected(detected) from exc
             verdict = self.stopped(crew)
