@@ -199,9 +199,10 @@ def consolidate(
     the group's tags, the others a tombstone (history stays). Call it with the default
     dry run first and show the groups."""
     out = rt.consolidate(similarity_threshold=similarity_threshold, dry_run=dry_run)
+    seq = out.pop("seq")
     report = {"agent_id": rt.agent_id, **plain(out)}
-    if out["seq"] is not None:
-        report.update(receipt(rt, out["seq"]))
+    if seq is not None:  # (a dry run has no event)
+        report.update(receipt(rt, seq))
     return report
 
 

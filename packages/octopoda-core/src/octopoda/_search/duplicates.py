@@ -23,8 +23,6 @@ survivor is compared with every memory: ``O(survivors * n * dimension)``, in num
 is installed (:class:`~octopoda._search.vectors.VectorMatrix`).
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import math
