@@ -156,3 +156,13 @@ def test_thousands_of_memories_are_grouped_quickly() -> None:
     groups = duplicate_groups(values, 0.9)
     assert time.perf_counter() - started < 5.0
     assert sum(len(g.duplicates) for g in groups) == 100
+
+
+def test_equal_bytes_values_merge_and_keep_their_bytes(agent: AgentRuntime) -> None:
+    agent.remember("blob.a", b"\x00\x01raw")
+    agent.remember("blob.b", b"\x00\x01raw")
+    agent.remember("blob.c", b"other")
+    done = agent.consolidate(dry_run=False)
+    assert [(g["keep"], g["duplicates"]) for g in done["groups"]] == [("blob.b", ["blob.a"])]
+    assert agent.recall("blob.b").value == b"\x00\x01raw" and agent.recall("blob.b").version == 2
+    assert agent.audit.verify().ok
