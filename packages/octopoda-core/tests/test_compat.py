@@ -67,13 +67,13 @@ def test_handoff_claim_and_complete_a_task(agent: AgentRuntime) -> None:
     assert agent.audit.verify().ok and worker.audit.verify().ok
 
 
-def test_consolidate_forgets_exact_duplicates_only_when_asked(agent: AgentRuntime) -> None:
+def test_consolidate_merges_exact_duplicates_only_when_asked(agent: AgentRuntime) -> None:
     agent.remember("a", "same")
     agent.remember("b", "same")
     agent.remember("c", "other")
     report = agent.consolidate()
-    assert report == {"groups": [{"keep": "b", "duplicates": ["a"]}], "dry_run": True,
-                      "forgotten": []}  # fmt: skip
+    assert report["groups"] == [{"keep": "b", "duplicates": ["a"], "scores": [1.0], "score": 1.0}]
+    assert (report["dry_run"], report["forgotten"], report["merged"]) == (True, [], [])
     assert agent.recall("a").found
     assert agent.consolidate(dry_run=False)["forgotten"] == ["a"]
     assert not agent.recall("a").found and len(agent.recall_history("a")) == 2

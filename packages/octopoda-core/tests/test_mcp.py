@@ -391,9 +391,19 @@ async def test_consolidate_forgets_exact_duplicates_only_when_asked(client: Clie
         await call(client, "octopoda_remember", {"key": key, "value": {"same": True}})
     await call(client, "octopoda_remember", {"key": "d", "value": "different"})
     report = await call(client, "octopoda_consolidate")
-    assert report["groups"] == [{"keep": "c", "duplicates": ["b", "a"]}]
+    assert [(g["keep"], g["duplicates"]) for g in report["groups"]] == [("c", ["b", "a"])]
     assert (await call(client, "octopoda_recall", {"key": "a"}))["found"]
     done = await call(client, "octopoda_consolidate", {"dry_run": False})
     assert sorted(done["forgotten"]) == ["a", "b"] and len(done["hash"]) == 64
     assert not (await call(client, "octopoda_recall", {"key": "a"}))["found"]
     assert (await call(client, "octopoda_recall", {"key": "c"}))["found"]
+
+
+async def test_list_shared_with_a_query_ranks_by_words(client: Client) -> None:
+    for key, value in (("plan", "ship the release on Friday"), ("lunch", "pizza at noon")):
+        await call(client, "octopoda_share", {"key": key, "value": value, "space": "crew"})
+    await call(client, "octopoda_remember", {"key": "own", "value": "my release notes"})
+    found = await call(client, "octopoda_list_shared", {"space": "crew", "query": "release"})
+    assert [(i["key"], i["author"]) for i in found["items"]] == [("plan", "claude")]
+    listed = await call(client, "octopoda_list_shared", {"space": "crew"})
+    assert [i["key"] for i in listed["items"]] == ["lunch", "plan"]

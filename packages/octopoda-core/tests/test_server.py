@@ -119,6 +119,23 @@ def test_spaces_compare_and_set_conflicts_and_resolve(server: str, http: Any) ->
     assert [s["name"] for s in http.get(f"{server}/v1/spaces").json()] == ["team"]
 
 
+def test_search_and_similar_on_a_space(server: str, http: Any) -> None:
+    spaces = f"{server}/v1/spaces"
+    http.put(f"{spaces}/board/memories/menu", json={"agent": "s1", "value": "pasta on Friday"})
+    http.put(f"{spaces}/board/memories/room", json={"agent": "s2", "value": "room 4 booked"})
+    http.put(f"{server}/v1/agents/s1/memories/own", json={"value": "my pasta recipe"})
+    found = http.post(f"{spaces}/board/search", json={"agent": "s2", "query": "pasta"})
+    assert found.status_code == 200, found.text
+    assert [(v["key"], v["author"]) for v in found.json()] == [("menu", "s1")]
+    similar = http.post(f"{spaces}/board/similar", json={"agent": "s2", "query": "friday pasta"})
+    body = similar.json()
+    assert body["mode"] == "lexical" and [m["key"] for m in body["matches"]] == ["menu"]
+    assert body["matches"][0]["score"] == 1.0 and body["matches"][0]["why"]["terms"]
+    http.post(spaces, json={"name": "closed", "agent": "s1", "members": []})
+    refused = http.post(f"{spaces}/closed/search", json={"agent": "s2", "query": "x"})
+    assert refused.status_code == 403 and refused.json()["type"] == "AccessDenied"
+
+
 def test_decisions_timeline_snapshots_loops_messages_goals(server: str, http: Any) -> None:
     agent = f"{server}/v1/agents/ops"
     http.put(f"{agent}/memories/k", json={"value": 1})

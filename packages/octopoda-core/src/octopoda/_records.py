@@ -128,6 +128,9 @@ class MemoryHealth(NamedTuple):
     versions_per_key_mean: float
     versions_per_key_max: int
     busiest_keys: tuple[tuple[str, int], ...] = ()
+    near_duplicates: int = 0
+    """Current keys that ``consolidate()`` would merge into another, by words (an
+    embedder is never called here: ``consolidate(dry_run=True)`` asks it)."""
 
 
 class Event:

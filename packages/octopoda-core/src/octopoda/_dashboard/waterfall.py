@@ -16,6 +16,7 @@ LABELS: Final = {
     "handoff": "handoff",
     "remember": "memory write",
     "forget": "forget",
+    "consolidate": "consolidate",
     "shared_write": "shared write",
     "loop_detected": "loop verdict",
     "paused": "paused",

@@ -25,7 +25,7 @@ __all__ = [
     "writes_of",
 ]
 
-WRITE_KINDS = frozenset({"remember", "forget", "shared_write", "restore", "import"})
+WRITE_KINDS = frozenset({"remember", "forget", "shared_write", "restore", "import", "consolidate"})
 """The kinds of event that write memory (``payload["writes"]``)."""
 PASS_KINDS = ("handoff", "message_sent")
 """The kinds of event that pass something to another agent."""

@@ -56,11 +56,17 @@ def list_shared(
     prefix: Annotated[str, Field(description="only keys starting with this")] = "",
     limit: Limit = None,
     cursor: Cursor = None,
+    query: Annotated[
+        str | None, Field(description="words to look for (best match first); omit to list")
+    ] = None,
 ) -> dict[str, Any]:
-    """The current values of a shared space's keys, by key, with their authors. Call it
-    to see what other agents have shared. Paginated: pass next_cursor."""
+    """The current values of a shared space's keys, by key, with their authors; with
+    query, only those holding its words, best match first. Call it to see or search what
+    other agents have shared. Paginated: pass next_cursor."""
 
     def fetch(off: int, n: int) -> list[Any]:
+        if query is not None:
+            return rt.search_shared(query, space=space, prefix=prefix, limit=n, offset=off)
         return rt.shared_items(space=space, prefix=prefix, limit=off + n)[off:]
 
     return listing("octopoda_list_shared", fetch, limit, cursor, space=space)

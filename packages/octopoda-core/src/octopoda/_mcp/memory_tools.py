@@ -1,7 +1,5 @@
 """Tools on an agent's own memory: remember, recall, search, history, forget, snapshots."""
 
-import hashlib
-import json
 import time
 from typing import Annotated, Any
 
@@ -190,27 +188,22 @@ def memory_health(
 @tool(destructive=True, title="Consolidate duplicates")
 def consolidate(
     rt: AgentRuntime,
-    dry_run: Annotated[bool, Field(description="only report (default); false forgets")] = True,
+    dry_run: Annotated[bool, Field(description="only report (default); false merges")] = True,
+    similarity_threshold: Annotated[
+        float, Field(description="how alike two values must be, 0 to 1", ge=0, le=1)
+    ] = 0.9,
 ) -> dict[str, Any]:
-    """Find keys holding exactly the same value (duplicates) and, with dry_run=false,
-    forget all but the most recently written of each group in one audited event. It
-    compares values exactly (no embedding model is needed or used)."""
-    groups: dict[str, list[Any]] = {}
-    for item in rt.search(limit=None):
-        text = json.dumps(plain(item.value), sort_keys=True, ensure_ascii=False)
-        groups.setdefault(hashlib.sha256(text.encode()).hexdigest(), []).append(item)
-    dupes = []
-    for items in groups.values():
-        if len(items) > 1:
-            items.sort(key=lambda i: (i.created_at, i.seq), reverse=True)
-            dupes.append({"keep": items[0].key, "duplicates": [i.key for i in items[1:]]})
-    out: dict[str, Any] = {"agent_id": rt.agent_id, "groups": dupes, "dry_run": dry_run}
-    if not dry_run:
-        recs = rt.forget_many(k for g in dupes for k in g["duplicates"])
-        out["forgotten"] = [r.key for r in recs]
-        if recs:
-            out.update(receipt(rt, recs[0].seq))
-    return out
+    """Find near-duplicate memories (the same thing under different keys: by meaning with
+    an embedder, else by shared words; equal values always) and, with dry_run=false, merge
+    each group into its newest key in one audited event: that key gets a new version with
+    the group's tags, the others a tombstone (history stays). Call it with the default
+    dry run first and show the groups."""
+    out = rt.consolidate(similarity_threshold=similarity_threshold, dry_run=dry_run)
+    seq = out.pop("seq")
+    report = {"agent_id": rt.agent_id, **plain(out)}
+    if seq is not None:  # (a dry run has no event)
+        report.update(receipt(rt, seq))
+    return report
 
 
 @tool(read_only=True, idempotent=True, title="Search with filters", output=Page)

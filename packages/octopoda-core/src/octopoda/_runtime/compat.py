@@ -7,7 +7,6 @@ handoff message, ``claim_task`` reads it, ...). Those with no equivalent raise
 ``AgentRuntime``'s bases: a method of the same name elsewhere wins.
 """
 
-import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple, NoReturn
@@ -97,26 +96,6 @@ class LegacyMixin(RuntimeBase):
     def get_stats(self) -> Any:
         """3.3.4's name of ``stats()``."""
         return self.stats()  # type: ignore[attr-defined]
-
-    def consolidate(self, similarity_threshold: float = 0.9, dry_run: bool = True) -> Any:
-        """Keys holding exactly the same current value; with ``dry_run=False`` all but the
-        most recently written of each group are forgotten (tombstones, one event). Values
-        are compared exactly, whatever ``similarity_threshold`` (3.3.4 needed an embedding
-        model for it); near-duplicates are found with ``recall_similar``."""
-        groups: dict[str, list[Any]] = {}
-        for item in self.search(limit=None):  # type: ignore[attr-defined]
-            text = json.dumps(item.value, sort_keys=True, ensure_ascii=False, default=repr)
-            groups.setdefault(hashlib.sha256(text.encode()).hexdigest(), []).append(item)
-        dupes = []
-        for items in groups.values():
-            if len(items) > 1:
-                items.sort(key=lambda i: (i.created_at, i.seq), reverse=True)
-                dupes.append({"keep": items[0].key, "duplicates": [i.key for i in items[1:]]})
-        out: dict[str, Any] = {"groups": dupes, "dry_run": dry_run, "forgotten": []}
-        if not dry_run:
-            done = self.forget_many(k for g in dupes for k in g["duplicates"])  # type: ignore[attr-defined]
-            out["forgotten"] = [r.key for r in done]
-        return out
 
     # -- tasks: handoff, claim, complete ----------------------------------------------------
 

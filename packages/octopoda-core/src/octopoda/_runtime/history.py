@@ -28,12 +28,18 @@ from .._values import (
 from .._version import __version__
 from .base import RuntimeBase, is_live, required_seconds
 from .bundle import build_bundle, read_bundle, write_bundle
+from .consolidate import near_duplicates, newest_first
 
 if TYPE_CHECKING:
     from datetime import timedelta
 
 
 __all__ = ["HistoryMixin"]
+
+
+def _near_duplicate_count(live: list[Any]) -> int:
+    return sum(len(g.duplicates) for g in near_duplicates(newest_first(live)))
+
 
 _DAY = 86400.0
 
@@ -242,7 +248,9 @@ class HistoryMixin(RuntimeBase):
     # -- health -----------------------------------------------------------------------------
 
     def memory_health(self, *, stale_after_seconds: float | timedelta = 30 * _DAY) -> MemoryHealth:
-        """Counts, stale share, size and versions per key of this agent's memory."""
+        """Counts, stale share, size and versions per key of this agent's memory, and
+        ``near_duplicates``: the keys ``consolidate()`` would merge, found by words (the
+        same rules without an embedder; about linear in the number of keys)."""
         stale_after = required_seconds(stale_after_seconds, "stale_after_seconds")
         now = self._now()
         latest = self._store.current(self._ns, include_dead=True)
@@ -264,4 +272,5 @@ class HistoryMixin(RuntimeBase):
             versions_per_key_mean=versions / len(latest) if latest else 0.0,
             versions_per_key_max=max((r.version for r in latest), default=0),
             busiest_keys=tuple(busiest),
+            near_duplicates=_near_duplicate_count(live),
         )

@@ -5,11 +5,13 @@ from __future__ import annotations
 from .actions import ActionsMixin
 from .collab import CollabMixin
 from .compat import LegacyMixin
+from .consolidate import ConsolidateMixin
 from .decisions import DecisionsMixin
 from .history import HistoryMixin
 from .memory import MemoryMixin
 from .runs import RunsMixin
 from .search import SearchMixin
+from .shared_search import SharedSearchMixin
 
 __all__ = ["AgentRuntime"]
 
@@ -21,7 +23,9 @@ class AgentRuntime(
     DecisionsMixin,
     ActionsMixin,
     RunsMixin,
+    SharedSearchMixin,
     CollabMixin,
+    ConsolidateMixin,
     LegacyMixin,  # 3.3.4's method names (last: any other method of the name wins)
 ):
     """One agent's memory: every write a new version, every change an audited event.

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
-from .models import BroadcastBody, ResolveBody, ShareBody, SpaceBody
+from .models import BroadcastBody, ResolveBody, ShareBody, SharedSearchBody, SpaceBody
 from .state import allow, jsonable, state_of, token_of
 
 __all__ = ["router"]
@@ -74,6 +74,35 @@ def shared_items(
     allow(request, agent=agent, space=space)
     with state_of(request).agent(agent) as runtime:
         return [jsonable(v) for v in runtime.shared_items(space=space, prefix=prefix, limit=limit)]
+
+
+@router.post("/spaces/{space}/search")
+def search_shared(request: Request, space: str, body: SharedSearchBody) -> list[Json]:
+    """A space's current values whose words match ``query``, best first, with authors."""
+    allow(request, agent=body.agent, space=space)
+    with state_of(request).agent(body.agent) as runtime:
+        found = runtime.search_shared(
+            body.query, space=space, prefix=body.prefix, tags=body.tags, limit=body.limit
+        )
+        return [jsonable(v) for v in found]
+
+
+@router.post("/spaces/{space}/similar")
+def recall_similar_shared(request: Request, space: str, body: SharedSearchBody) -> Json:
+    """A space's values by meaning (lexical, or hybrid with an embedder)."""
+    allow(request, agent=body.agent, space=space)
+    with state_of(request).agent(body.agent) as runtime:
+        found = runtime.recall_similar_shared(
+            body.query, space=space, limit=body.limit, prefix=body.prefix, tags=body.tags
+        )
+        return {
+            "mode": found.mode,
+            "note": found.note,
+            "matches": [
+                {"key": m.key, "value": jsonable(m.value), "score": m.score, "why": jsonable(m.why)}
+                for m in found.matches
+            ],
+        }
 
 
 @router.get("/spaces/{space}/conflicts")

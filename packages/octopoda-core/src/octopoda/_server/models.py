@@ -123,6 +123,14 @@ class ShareBody(BaseModel):
     ttl_seconds: float | None = Field(default=None, gt=0)
 
 
+class SharedSearchBody(BaseModel):
+    agent: str = Field(description="the searching agent (a member of the space)")
+    query: str
+    prefix: str = ""
+    tags: list[str] | None = None
+    limit: int = Field(default=10, ge=1, le=1000)
+
+
 class ResolveBody(BaseModel):
     agent: str
     keep: Any = "mine"
