@@ -10,8 +10,10 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +25,7 @@ from octopoda._store.remote.store import RemoteStore
 from octopoda.testing import StoreConformance
 
 ROOT = Path(__file__).resolve().parents[3]
+PROCS = Path(__file__).with_name("procs")
 _names = itertools.count()
 
 
@@ -166,3 +169,76 @@ def test_the_quickstart_runs_against_a_server_by_environment_variable(tmp_path: 
         )
         assert refused.returncode == 1 and "bearer token" in refused.stderr
     assert not (tmp_path / "unused-home").exists()  # never a local fallback
+
+
+# ============================================================================ read snapshots
+
+
+def test_a_server_snapshot_session_reads_one_moment_and_ends_when_idle(tmp_path: Path) -> None:
+    from octopoda import NotFound, SqliteStore
+    from octopoda._server.snapshots import SnapshotSessions
+
+    path = tmp_path / "s.db"
+    writer = AgentRuntime("a", store=path)
+    writer.remember("k", 1)
+    with SqliteStore(path) as store:
+        sessions = SnapshotSessions(store, limit=2, idle=0.5)
+
+        def head(s: Any) -> int:
+            return int(s.agent("a").head_seq)
+
+        session = sessions.open()
+        seen = sessions.call(session, head)
+        writer.remember("k", 2)  # committed meanwhile, by another connection
+        assert sessions.call(session, head) == seen  # the session still reads its moment
+        assert head(store) == seen + 1  # the server's store is not held back
+        other = sessions.open()
+        with pytest.raises(StorageError, match="2 read snapshots are open"):
+            sessions.open()
+        assert sessions.call(other, head) == seen + 1
+        assert sessions.close(session) and not sessions.close(session)
+        with pytest.raises(NotFound, match="not open"):
+            sessions.call(session, head)
+        time.sleep(1.0)  # idle past its limit: ended by itself, its slot free again
+        with pytest.raises(NotFound, match="not open"):
+            sessions.call(other, head)
+        third = sessions.open()
+        sessions.close_all()
+        with pytest.raises(NotFound):
+            sessions.call(third, head)
+    writer.close()
+
+
+@pytest.mark.parametrize("hub", ["remote_hub", "remote_hub_postgres"])
+def test_verify_through_a_server_is_not_fooled_by_a_writer(
+    request: pytest.FixtureRequest, hub: str
+) -> None:
+    # verify over a remote store reads the chain, the head and the memory rows in many
+    # requests: one read snapshot on the server (its read_snapshot session) holds them
+    # together, so a writer committing through the server meanwhile cannot break them.
+    url = f"{request.getfixturevalue(hub)}/t/verify{os.getpid()}_{next(_names)}"
+    with subprocess.Popen(
+        [sys.executable, str(PROCS / "steady_writer.py"), url, "busy"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            ready = proc.stdout.readline() if proc.stdout else ""
+            assert ready == "ready\n", proc.communicate(timeout=30)[1]
+            agent = AgentRuntime("busy", store=url)
+            heads = []
+            deadline = time.monotonic() + 4
+            while time.monotonic() < deadline:
+                report = agent.audit.verify()
+                assert report.ok, report
+                assert report.checked == report.head.seq
+                heads.append(report.head.seq)
+            assert proc.poll() is None, proc.communicate(timeout=30)[1]  # still writing
+        finally:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert len(heads) >= 2 and heads[-1] > heads[0]  # the chain grew while verify ran
+    final = agent.audit.verify()
+    assert final.ok and final.head == agent.audit.head()
+    agent.close()

@@ -61,6 +61,8 @@ STORE_READS: Final = frozenset(
         "_vector_search",
     }
 )
+# A remote store's read snapshot (_server/snapshots.py): reads.
+SNAPSHOT_CALLS: Final = frozenset({"snapshot/open", "snapshot/close"})
 # The store calls besides commit that write (a read-only token is refused them).
 STORE_WRITES: Final = frozenset({"put_signed_head", "reset_vectors", "_vector_apply"})
 PUBLIC: Final = frozenset({"/v1/health", "/openapi.json", "/docs"})  # (they hold no data)
@@ -82,7 +84,8 @@ def problem_bytes(status: int, kind: str, detail: str) -> bytes:
 
 def is_write(method: str, path: str) -> bool:
     if path.startswith("/v1/store/"):
-        return path.removeprefix("/v1/store/") not in STORE_READS
+        call = path.removeprefix("/v1/store/")
+        return call not in STORE_READS and call not in SNAPSHOT_CALLS
     if method == "POST" and path.endswith(("/search", "/similar")):
         return False
     return method not in READ_METHODS

@@ -17,6 +17,7 @@ from .._runtime.client import Octopoda
 from .._runtime.runtime import AgentRuntime
 from .._store.protocol import Store
 from .settings import ServerSettings, Token
+from .snapshots import SnapshotSessions
 
 __all__ = ["ServerState", "allow", "jsonable", "state_of"]
 
@@ -29,6 +30,7 @@ class ServerState:
         self._locks: dict[str, threading.RLock] = {}
         self._lock = threading.Lock()
         self._done: OrderedDict[str, tuple[threading.Lock, list[Any]]] = OrderedDict()
+        self.snapshots = SnapshotSessions(store)  # (remote stores' read_snapshot)
 
     @contextmanager
     def agent(self, agent_id: str) -> Iterator[AgentRuntime]:
@@ -55,6 +57,7 @@ class ServerState:
             yield entry[1]
 
     def close(self) -> None:
+        self.snapshots.close_all()
         self.client.close()
 
 

@@ -198,6 +198,22 @@ def _set(payload: Any, path: tuple[Any, ...], value: Any) -> None:
     payload[path[-1]] = value
 
 
+@router.post("/snapshot/open")
+async def snapshot_open(request: Request) -> JSONResponse:
+    """A read snapshot of the server's store for the reads that name it (``snapshots.py``)."""
+    await _body(request)
+    return _result(await _thread(state_of(request).snapshots.open))
+
+
+@router.post("/snapshot/close")
+async def snapshot_close(request: Request) -> JSONResponse:
+    body = await _body(request)
+    session = body.get("snapshot")
+    if not isinstance(session, str):
+        raise InvalidInput("closing a read snapshot needs its id")
+    return _result(state_of(request).snapshots.close(session))
+
+
 @router.post("/{method}")
 async def read(request: Request, method: str) -> JSONResponse:
     body = await _body(request)
@@ -207,18 +223,22 @@ async def read(request: Request, method: str) -> JSONResponse:
     kwargs = decode(body.get("kwargs", {}))
     if not isinstance(args, list) or not isinstance(kwargs, dict):
         raise InvalidInput("a store call needs args (a list) and kwargs (an object)")
-    store = state_of(request).store
-    func = getattr(store, method)
+    state = state_of(request)
 
-    def run() -> Any:
-        result = func(*args, **kwargs)
+    def run(store: Any) -> Any:
+        result = getattr(store, method)(*args, **kwargs)
         if method in ("events", "all_versions", "chain_rows"):
             result = list(result)
         elif method == "audited_rows":
             result = result._replace(messages=list(result.messages))
         return result
 
-    return _result(await _thread(run))
+    session = body.get("snapshot")
+    if session is None or method in STORE_WRITES:  # (a snapshot is for reads)
+        return _result(await _thread(lambda: run(state.store)))
+    if not isinstance(session, str):
+        raise InvalidInput("a read snapshot's id is a str")
+    return _result(await _thread(lambda: state.snapshots.call(session, run)))
 
 
 async def _thread(func: Any) -> Any:

@@ -20,6 +20,7 @@ there is never a local fallback.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import threading
@@ -89,6 +90,7 @@ class RemoteStore(VectorReads):
             self._session.headers["Authorization"] = f"Bearer {token}"
         self._errors = (requests.ConnectionError, requests.Timeout)
         self._lock = threading.Lock()
+        self._snapshot = threading.local()  # read_snapshot's session, per thread
         self.closed = False
 
     @property
@@ -132,7 +134,28 @@ class RemoteStore(VectorReads):
         raise StorageError(fallback)
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return self._post(method, {"args": encode(list(args)), "kwargs": encode(kwargs)})
+        body = {"args": encode(list(args)), "kwargs": encode(kwargs)}
+        session = getattr(self._snapshot, "id", None)
+        if session is not None:
+            body["snapshot"] = session
+        return self._post(method, body)
+
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Every read of this thread inside the block sees one snapshot of the server's
+        store (a session the server holds for it: ``_server/snapshots.py``), as a local
+        store's ``read_snapshot`` does; nested blocks share the outer one."""
+        if getattr(self._snapshot, "id", None) is not None:
+            yield
+            return
+        session = self._post("snapshot/open", {})
+        self._snapshot.id = session
+        try:
+            yield
+        finally:
+            self._snapshot.id = None
+            with contextlib.suppress(StorageError):  # (it ends by itself when idle)
+                self._post("snapshot/close", {"snapshot": session})
 
     # -- the write ----------------------------------------------------------------------------
 
