@@ -333,6 +333,10 @@ NEW_AGENT: Final = (
     "INSERT INTO agents (id, created_at, status, head_seq, head_hash) VALUES (?, ?, 'active', 0, ?)"
 )
 MAX_VERSION: Final = "SELECT MAX(version) FROM memories WHERE namespace = ? AND key = ?"
+# The newest version of several keys of one namespace ({marks}: one ? per key).
+MAX_VERSIONS: Final = (
+    "SELECT key, MAX(version) FROM memories WHERE namespace = ? AND key IN ({marks}) GROUP BY key"
+)
 INSERT_MEMORY: Final = (
     "INSERT INTO memories (namespace, key, version, encoding, value, tags, author, created_at,"
     " expires_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"

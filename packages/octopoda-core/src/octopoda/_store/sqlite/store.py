@@ -38,11 +38,8 @@ from ..ops import (
     SetRunStatus,
 )
 from ..planner import (
-    NO_VERSION,
     CommitPlan,
-    CommitReads,
     HeadRead,
-    KeyHead,
     is_plain_commit,
     plan_commit,
     plan_plain_commit,
@@ -56,6 +53,7 @@ from ..vector_reads import PendingVectors, VectorModel, VectorReads
 from . import schema as q
 from . import search_index, vector_index
 from .connection import DRIVER_ERRORS, connect, file_path, storage_error
+from .heads import key_head, max_versions
 
 __all__ = ["SqliteStore"]
 
@@ -244,7 +242,11 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         needs = reads_needed(writes, ops, snapshot, replace_snapshot)
         queued = queue_preconditions(q.READS, conn.execute, agent, needs)
         first_slot = None if first is None else (first.namespace, first.key)
-        keys = {slot: self._key_head(conn, slot, needs, first_slot, row) for slot in needs.slots}
+        slots = [s for s in needs.slots if s not in needs.authored and s != first_slot]
+        versions = max_versions(conn, slots)
+        keys = {
+            slot: key_head(conn, slot, needs, first_slot, row, versions) for slot in needs.slots
+        }
         head = HeadRead(row[0], row[1], keys, **collect_preconditions(q.READS, queued))
         return plan_commit(
             event,
@@ -255,21 +257,6 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
             replace_snapshot=replace_snapshot,
             expected_seq=expected_seq,
         )
-
-    @staticmethod
-    def _key_head(
-        conn: sqlite3.Connection,
-        slot: tuple[str, str],
-        needs: CommitReads,
-        first: tuple[str, str] | None,
-        head: tuple[Any, ...],
-    ) -> KeyHead:
-        if slot in needs.authored:  # a stale check: the head's author too
-            found = conn.execute(q.READS.key_head, slot).fetchone()
-            return NO_VERSION if found is None else KeyHead(*found)
-        if slot == first:  # read with the agent's head
-            return KeyHead(head[2] or 0)
-        return KeyHead(conn.execute(q.MAX_VERSION, slot).fetchone()[0] or 0)
 
     def _apply_before_pipeline(
         self, conn: sqlite3.Connection, event: Event, plan: CommitPlan
