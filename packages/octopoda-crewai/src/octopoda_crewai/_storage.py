@@ -68,8 +68,20 @@ def _utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def _pack(vector: list[float]) -> str:
+def _pack(vector: Any) -> str:
     return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _as_rows(embeddings: list[list[float] | None]) -> list[Any]:
+    """Each embedding as a float32 row (None for a record without one), converted from
+    Python floats in one call when they are all of one length (save's batches)."""
+    given = [e for e in embeddings if e]
+    if not given:
+        return [None] * len(embeddings)
+    if len({len(e) for e in given}) != 1:
+        return [None if not e else np.asarray(e, dtype="<f4") for e in embeddings]
+    rows = iter(np.asarray(given, dtype="<f4"))
+    return [next(rows) if e else None for e in embeddings]
 
 
 def _unpack(text: str) -> list[float]:
@@ -216,7 +228,7 @@ class OctopodaStorage:
             self._cache(_Entry(env))
         self._seen_seq = seq
 
-    def _cache(self, entry: _Entry, vector: list[float] | None = None) -> None:
+    def _cache(self, entry: _Entry, vector: Any = None) -> None:
         """Cache ``entry``; ``vector``: its embedding when the caller has it unpacked."""
         rid = entry.env["id"]
         self._uncache_scope(rid)
@@ -224,7 +236,9 @@ class OctopodaStorage:
         self._scopes.setdefault(entry.scope, set()).add(rid)
         packed = entry.env.get("embedding")
         if packed:
-            self._index.put(rid, vector if vector is not None else _unpack(packed))
+            if vector is None:  # (the index takes the stored float32 bytes as they are)
+                vector = np.frombuffer(base64.b64decode(packed), dtype="<f4")
+            self._index.put(rid, vector)
         else:
             self._index.remove(rid)
 
@@ -257,9 +271,7 @@ class OctopodaStorage:
         else:
             self._seen_seq = -2  # reload on the next call
 
-    def _write(
-        self, entries: list[_Entry], vectors: list[list[float] | None] | None = None
-    ) -> None:
+    def _write(self, entries: list[_Entry], vectors: list[Any] | None = None) -> None:
         if not entries:
             return
         before = self._seen_seq
@@ -321,10 +333,12 @@ class OctopodaStorage:
         with self._lock:
             self._fresh()
             self._check_dim(r.embedding for r in records)
+            vectors = _as_rows([r.embedding for r in records])  # (one conversion per batch)
             entries = [
-                _Entry(_envelope(r, _pack(r.embedding) if r.embedding else None)) for r in records
+                _Entry(_envelope(r, None if v is None else _pack(v)))
+                for r, v in zip(records, vectors, strict=True)
             ]
-            self._write(entries, [r.embedding or None for r in records])
+            self._write(entries, vectors)
 
     def update(self, record: MemoryRecord) -> None:
         """The next version of ``record`` (by id). Without an embedding it keeps the
