@@ -99,11 +99,12 @@ def recall_similar(
     min_score: Annotated[
         float | None, Field(description="leave out weaker matches", ge=0, le=1)
     ] = None,
+    kinds: Kinds = None,
 ) -> dict[str, Any]:
     """Find the memories most relevant to a question when you do not know their keys,
     best first, each with a score in [0, 1] and the words that matched. Without an
     embedding model (the default) the ranking is lexical (BM25); mode and note say so."""
-    found = rt.recall_similar(query, limit=limit, min_score=min_score)
+    found = rt.recall_similar(query, limit=limit, min_score=min_score, kinds=kinds)
     matches = [
         {
             **_item(m.item),
