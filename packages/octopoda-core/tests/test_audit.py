@@ -301,6 +301,11 @@ MEMORY_TAMPERS: dict[str, tuple[list[Statement], int, str]] = {
         USER_V1,
         "differs",
     ),
+    "kind-set": (
+        [_memory_sql("UPDATE memories SET kind = 'preference'", "user", 1)],
+        USER_V1,
+        "differs",
+    ),
     "ttl-extended": (
         [_memory_sql("UPDATE memories SET expires_at = expires_at + 86400", "plan", 1)],
         PLAN_V1,
@@ -321,7 +326,7 @@ MEMORY_TAMPERS: dict[str, tuple[list[Statement], int, str]] = {
     "inserted-extra-version": (
         [
             "INSERT INTO memories SELECT namespace, key, 3, encoding, '\"Eve\"', tags, author,"
-            f" created_at, expires_at, {LAST}, erased FROM memories"
+            f" created_at, expires_at, {LAST}, erased, kind FROM memories"
             " WHERE namespace = :ns AND key = 'user' AND version = 2"
         ],
         LAST,

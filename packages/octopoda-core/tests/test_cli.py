@@ -352,6 +352,7 @@ def test_get_prints_the_value_as_json_and_the_record_with_json(db: Path) -> None
         "tags": [],
         "expires_at": None,
         "seq": 1,
+        "kind": None,
     }
     put(db, "s", "plain text")
     assert ok("memory", "get", "--store", str(db), "-a", "bot", "s").stdout == '"plain text"\n'
@@ -450,9 +451,9 @@ def test_history_shows_every_version_newest_first(db: Path) -> None:
     limited = ok_json("memory", "history", "--store", str(db), "-a", "bot", "k", "--limit", "1")
     assert [r["version"] for r in limited] == [3]
     lines = ok("memory", "history", "--store", str(db), "-a", "bot", "k").stdout.splitlines()
-    assert lines[0].split() == ["VERSION", "CREATED", "STATE", "TAGS", "VALUE"]
-    assert re.match(r"3\s+" + ISO.pattern + r"\s+forgotten\s+-\s+-$", lines[1])
-    assert re.match(r"1\s+" + ISO.pattern + r'\s+live\s+t\s+"one"$', lines[3])
+    assert lines[0].split() == ["VERSION", "CREATED", "STATE", "KIND", "TAGS", "VALUE"]
+    assert re.match(r"3\s+" + ISO.pattern + r"\s+forgotten\s+-\s+-\s+-$", lines[1])
+    assert re.match(r"1\s+" + ISO.pattern + r'\s+live\s+-\s+t\s+"one"$', lines[3])
 
 
 def test_history_of_an_expired_version(db: Path) -> None:
@@ -482,7 +483,38 @@ def test_list_filters_by_prefix_tag_and_limit(db: Path) -> None:
     assert keys("--limit", "2") == ["task", "user:lang"]
     assert keys("--prefix", "none") == []
     row = ok_json("memory", "list", "--store", str(db), "-a", "bot", "--prefix", "task")[0]
-    assert set(row) == {"key", "value", "version", "created_at", "tags", "expires_at", "seq"}
+    assert set(row) == {
+        "key",
+        "value",
+        "version",
+        "created_at",
+        "tags",
+        "expires_at",
+        "seq",
+        "kind",
+    }
+
+
+def test_put_list_search_and_history_with_a_kind(db: Path) -> None:
+    assert ok_json("memory", "put", "--store", str(db), "-a", "bot", "diet", '"vegan"',
+                   "--kind", "preference")["kind"] == "preference"  # fmt: skip
+    put(db, "city", '"Porto vegan place"', "--kind", "fact")
+    put(db, "note", '"vegan"')
+
+    def keys(command: str, *extra: str) -> list[str]:
+        rows = ok_json("memory", command, "--store", str(db), "-a", "bot", *extra)
+        return [r["key"] for r in (rows["matches"] if command == "search" else rows)]
+
+    assert keys("list", "--kind", "preference") == ["diet"]
+    assert keys("list", "--kind", "preference", "--kind", "fact") == ["city", "diet"]
+    assert keys("search", "vegan", "--kind", "fact") == ["city"]
+    lines = ok("memory", "list", "--store", str(db), "-a", "bot").stdout.splitlines()
+    assert re.match(r"diet\s+1\s+" + ISO.pattern + r'\s+-\s+preference\s+-\s+"vegan"$', lines[2])
+    history = ok_json("memory", "history", "--store", str(db), "-a", "bot", "diet")
+    assert [r["kind"] for r in history] == ["preference"]
+    bad = fails("memory", "put", "--store", str(db), "-a", "bot", "k", "1", "--kind", "a\tb")
+    assert "printable" in bad
+    assert keys("list") == ["city", "diet", "note"]  # (the refused put stored nothing)
 
 
 def test_list_text_output(db: Path) -> None:
@@ -490,13 +522,13 @@ def test_list_text_output(db: Path) -> None:
     put(db, "note", "x" * 100, "--ttl", "60")
     put(db, "line\nbreak", "1")
     lines = ok("memory", "list", "--store", str(db), "-a", "bot").stdout.splitlines()
-    assert lines[0].split() == ["KEY", "VERSION", "UPDATED", "EXPIRES", "TAGS", "VALUE"]
+    assert lines[0].split() == ["KEY", "VERSION", "UPDATED", "EXPIRES", "KIND", "TAGS", "VALUE"]
     assert lines[1].startswith('"line\\nbreak"  ')
     assert re.match(
-        r"note\s+1\s+" + ISO.pattern + r"\s+" + ISO.pattern + r'\s+-\s+"x+\.\.\.$', lines[2]
+        r"note\s+1\s+" + ISO.pattern + r"\s+" + ISO.pattern + r'\s+-\s+-\s+"x+\.\.\.$', lines[2]
     )
     assert len(lines[2].split()[-1]) == 60
-    assert re.match(r"user:name\s+1\s+" + ISO.pattern + r'\s+-\s+profile\s+"Alice"$', lines[3])
+    assert re.match(r"user:name\s+1\s+" + ISO.pattern + r'\s+-\s+-\s+profile\s+"Alice"$', lines[3])
 
 
 def test_list_when_nothing_matches(db: Path) -> None:

@@ -292,6 +292,31 @@ async def test_a_write_receipt_matches_later_reads(client: Client) -> None:
     assert verified["ok"] and verified["head"]["seq"] > goal["seq"]  # the call was recorded too
 
 
+async def test_remember_with_a_kind_and_search_by_kinds(client: Client) -> None:
+    receipt = await call(
+        client, "octopoda_remember", {"key": "diet", "value": "tea", "kind": "preference"}
+    )
+    assert receipt["kind"] == "preference"
+    assert "kind" not in await call(client, "octopoda_remember", {"key": "note", "value": "tea"})
+    await call(client, "octopoda_remember", {"key": "city", "value": "Porto", "kind": "fact"})
+    listed = await call(client, "octopoda_search", {"kinds": ["fact", "preference"]})
+    assert [(i["key"], i["kind"]) for i in listed["items"]] == [
+        ("city", "fact"),
+        ("diet", "preference"),
+    ]
+    found = await call(client, "octopoda_search", {"query": "tea", "kinds": ["preference"]})
+    assert [i["key"] for i in found["items"]] == ["diet"]
+    similar = await call(client, "octopoda_recall_similar", {"query": "tea", "kinds": ["fact"]})
+    assert similar["matches"] == []
+    filtered = await call(client, "octopoda_search_filtered", {"kinds": ["fact"]})
+    assert [i["key"] for i in filtered["items"]] == ["city"]
+    assert (await call(client, "octopoda_recall", {"key": "diet"}))["kind"] == "preference"
+    bad = await client.call_tool("octopoda_remember", {"key": "k", "value": 1, "kind": "a\nb"})
+    assert bad.is_error and "printable" in bad.content[0].text  # type: ignore[union-attr]
+    one = await client.call_tool("octopoda_search", {"kinds": "fact"})
+    assert one.is_error
+
+
 async def test_lists_paginate_with_a_cursor_and_a_bounded_page(client: Client) -> None:
     for i in range(45):
         await call(client, "octopoda_remember", {"key": f"k{i:02d}", "value": "x" * 5000})

@@ -43,6 +43,7 @@ def test_sqlite_backfill(tmp_path: Path) -> None:
         conn.execute("DROP TABLE search_marks")
         for table in ("vector_model", "memory_vectors", "vector_marks"):  # (0007_vectors)
             conn.execute(f"DROP TABLE {table}")
+        conn.execute("ALTER TABLE memories DROP COLUMN kind")  # (0008_memory_kind)
         conn.execute("DELETE FROM schema_migrations WHERE name >= '0006_search'")
         conn.execute("PRAGMA user_version = 5")
     finally:
@@ -53,9 +54,10 @@ def test_sqlite_backfill(tmp_path: Path) -> None:
 
 
 def _drop_vector_tables(conn: Any) -> None:
-    """Back to schema 5 on PostgreSQL: 0007_vectors's tables too."""
+    """Back to schema 5 on PostgreSQL: 0007_vectors's tables and 0008's column too."""
     for table in ("memory_vectors", "vector_model", "vector_marks"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("ALTER TABLE memories DROP COLUMN IF EXISTS kind")
     conn.execute("DELETE FROM schema_migrations WHERE name >= '0006_search'")
 
 

@@ -252,7 +252,8 @@ def test_a_store_from_before_vectors_migrates_and_embeds_what_it_holds(
     try:  # back to schema 6, as a file written before vectors existed
         for table in ("vector_model", "memory_vectors", "vector_marks"):
             conn.execute(f"DROP TABLE {table}")
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0007_vectors'")
+        conn.execute("ALTER TABLE memories DROP COLUMN kind")  # (0008_memory_kind)
+        conn.execute("DELETE FROM schema_migrations WHERE name >= '0007_vectors'")
         conn.execute("PRAGMA user_version = 6")
     finally:
         conn.close()

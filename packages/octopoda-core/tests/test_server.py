@@ -84,6 +84,32 @@ def test_memories_put_get_history_list_forget_erase(server: str, http: Any) -> N
     assert http.get(f"{server}/v1/agents/bot/audit/signed-heads").json() == []
 
 
+def test_memories_with_a_kind_and_searches_by_kinds(server: str, http: Any) -> None:
+    base = f"{server}/v1/agents/kinds/memories"
+    put = http.put(f"{base}/diet", json={"value": "green tea", "kind": "preference"}).json()
+    assert put["kind"] == "preference"
+    many = http.post(base, json={"items": {"city": "Porto tea", "job": "x"}, "kind": "fact"})
+    assert [v["kind"] for v in many.json()] == ["fact", "fact"]
+    http.put(f"{base}/note", json={"value": "tea"})
+    assert http.get(f"{base}/diet").json()["kind"] == "preference"
+    assert [v["kind"] for v in http.get(f"{base}/diet/history").json()] == ["preference"]
+    listed = http.get(base, params={"kind": ["fact", "preference"]}).json()
+    assert [i["key"] for i in listed["items"]] == ["city", "diet", "job"]
+    assert [i["key"] for i in http.get(base, params={"kind": "preference"}).json()["items"]] == [
+        "diet"
+    ]
+    search = f"{server}/v1/agents/kinds/search"
+    found = http.post(search, json={"query": "tea", "kinds": ["fact"]}).json()
+    assert [(i["key"], i["kind"]) for i in found] == [("city", "fact")]
+    similar = http.post(
+        f"{server}/v1/agents/kinds/similar", json={"query": "tea", "kinds": ["preference"]}
+    )
+    assert [m["key"] for m in similar.json()["matches"]] == ["diet"]
+    bad = http.put(f"{base}/k", json={"value": 1, "kind": "x" * 65})
+    assert bad.status_code == 400 and "the limit is 64" in bad.json()["detail"]
+    assert http.get(f"{base}/k").status_code == 404
+
+
 def test_errors_are_problem_bodies_naming_the_octopoda_error(server: str, http: Any) -> None:
     r = http.get(f"{server}/v1/agents/nobody-here/memories/k")
     assert r.status_code == 404

@@ -21,13 +21,15 @@ __all__ = [
 
 
 class VersionRecord(NamedTuple):
-    """What a write created: the key's new version and the event that wrote it."""
+    """What a write created: the key's new version and the event that wrote it (and the
+    version's ``kind``, None: none)."""
 
     key: str
     version: int
     created_at: float
     seq: int
     tombstone: bool = False
+    kind: str | None = None
 
 
 class EraseResult(NamedTuple):
@@ -52,6 +54,7 @@ class RecallResult(NamedTuple):
     tags: tuple[str, ...] = ()
     expires_at: float | None = None
     seq: int | None = None
+    kind: str | None = None
 
     def __bool__(self) -> bool:
         return self.found
@@ -70,10 +73,12 @@ class MemoryVersion(NamedTuple):
     author: str | None
     tombstone: bool
     erased: bool = False
+    kind: str | None = None
 
 
 class MemoryItem(NamedTuple):
-    """A key's current value, as listed by ``search``."""
+    """A key's current value, as listed by ``search`` (``kind``: its version's kind, None:
+    none)."""
 
     key: str
     value: Any
@@ -82,6 +87,7 @@ class MemoryItem(NamedTuple):
     tags: tuple[str, ...]
     expires_at: float | None
     seq: int
+    kind: str | None = None
 
 
 class Snapshot(NamedTuple):

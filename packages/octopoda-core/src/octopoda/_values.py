@@ -1,4 +1,4 @@
-"""Validation and encoding of keys, agent ids, tags and values.
+"""Validation and encoding of keys, agent ids, tags, kinds and values.
 
 A value is stored as one of two encodings:
 
@@ -25,6 +25,7 @@ __all__ = [
     "MAX_AGENT_ID_LENGTH",
     "MAX_DEPTH",
     "MAX_KEY_LENGTH",
+    "MAX_KIND_LENGTH",
     "MAX_REASON_LENGTH",
     "MAX_VALUE_BYTES_CEILING",
     "EncodedValue",
@@ -34,6 +35,8 @@ __all__ = [
     "validate_agent_id",
     "validate_int",
     "validate_key",
+    "validate_kind",
+    "validate_kinds",
     "validate_limit",
     "validate_prefix",
     "validate_reason",
@@ -55,6 +58,8 @@ its encoded text) while it is bound."""
 VALUE_LIMIT_ENV: Final = "OCTOPODA_MAX_VALUE_BYTES"
 MAX_TAGS: Final = 64
 MAX_TAG_LENGTH: Final = 256
+MAX_KIND_LENGTH: Final = 64
+"""The longest kind of a memory (``remember(kind=)``: ``"fact"``, ``"preference"``, ...)."""
 MAX_REASON_LENGTH: Final = 4096
 MAX_INT: Final = 2**63 - 1
 """The largest seq, version, id, limit or offset (the stores' 64-bit integers)."""
@@ -239,6 +244,50 @@ def validate_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
             out.append(tag)
     if len(out) > MAX_TAGS:
         raise InvalidInput(f"{len(out)} tags given; the limit is {MAX_TAGS}")
+    return tuple(out)
+
+
+def validate_kind(kind: object) -> str | None:
+    """Return a memory's kind (None: no kind), else raise :class:`InvalidInput`: a str of 1
+    to :data:`MAX_KIND_LENGTH` printable characters (no control characters, not blank)."""
+    if kind is None:
+        return None
+    if type(kind) is not str:
+        raise InvalidInput(
+            f"kind must be a str such as 'fact' or 'preference', or None, not {type(kind).__name__}"
+        )
+    if len(kind) > MAX_KIND_LENGTH:
+        raise InvalidInput(
+            f"kind is {len(kind)} characters long; the limit is {MAX_KIND_LENGTH} (a kind is a"
+            " short label such as 'fact' or 'preference')"
+        )
+    if not kind or not kind.isprintable() or kind.isspace():
+        raise InvalidInput(
+            f"kind {kind!r} is not usable: a kind is 1 to {MAX_KIND_LENGTH} printable"
+            " characters (no control characters, not only spaces), such as 'fact'; None"
+            " means no kind"
+        )
+    return kind
+
+
+def validate_kinds(kinds: Iterable[str] | None) -> tuple[str, ...]:
+    """Return the kinds a search keeps (``search(kinds=)``) as a tuple of distinct kinds in
+    the given order; None or an empty list: no filter."""
+    if kinds is None:
+        return ()
+    if isinstance(kinds, str):
+        raise InvalidInput(f"kinds must be a list of kinds, not one string; use [{kinds!r:.80}]")
+    if isinstance(kinds, (bytes, dict)) or not isinstance(kinds, Iterable):
+        raise InvalidInput(f"kinds must be a list of kinds (str) or None, not {kinds!r:.60}")
+    out: list[str] = []
+    for kind in kinds:
+        if kind is None:
+            raise InvalidInput("kinds lists kinds (str); None is not one")
+        checked = validate_kind(kind)
+        if checked is not None and checked not in out:
+            out.append(checked)
+    if len(out) > MAX_TAGS:
+        raise InvalidInput(f"{len(out)} kinds given; the limit is {MAX_TAGS}")
     return tuple(out)
 
 

@@ -35,6 +35,7 @@ from ._runtime.pipeline import Pipeline
 from ._runtime.runtime import AgentRuntime
 from ._search.conformance import SearchConformance, VectorConformance
 from ._search.lexical import STOPWORDS, tokenize
+from ._store.kind_conformance import KindConformance
 from ._store.ops import (
     CreateSpace,
     EraseKey,
@@ -141,7 +142,7 @@ def _tombstone(key: str, namespace: str = _NS) -> MemoryWrite:
     return MemoryWrite(namespace, key, "tombstone", None, None)
 
 
-class StoreConformance(SearchConformance, VectorConformance):
+class StoreConformance(SearchConformance, VectorConformance, KindConformance):
     """The store contract. Subclass it and provide a ``store`` fixture."""
 
     pipeline = Pipeline()

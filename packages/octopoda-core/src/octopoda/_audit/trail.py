@@ -401,6 +401,7 @@ class AuditTrail:
                 list(row.tags),
                 row.expires_at,
                 row.created_at,
+                row.kind,
             )
             claimed = (
                 seq,
@@ -409,6 +410,7 @@ class AuditTrail:
                 entry.get("tags", []),
                 entry.get("expires_at"),
                 entry.get("created_at", time),
+                entry.get("kind"),
             )
             if stored != claimed or row.erased or stored_sha256(row) != entry.get("sha256"):
                 walk.fail(seq, f"{where} differs from its audited write")
@@ -488,13 +490,14 @@ def _row_problem(
     if found is None or found[0] != row.seq:
         return row.seq, f"{where} has no matching write event"
     _, time, entry = found
-    stored = (row.encoding, list(row.tags), row.expires_at, row.created_at, row.author)
+    stored = (row.encoding, list(row.tags), row.expires_at, row.created_at, row.author, row.kind)
     claimed = (
         entry.get("encoding"),
         entry.get("tags", []),
         entry.get("expires_at"),
         entry.get("created_at", time),
         agent,
+        entry.get("kind"),
     )
     if row.erased:  # the value is gone: everything but its digest is still checked
         if erased_at is None or erased_at <= row.seq:

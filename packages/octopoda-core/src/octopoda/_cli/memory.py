@@ -110,6 +110,7 @@ def memory() -> None:
 @click.argument("key")
 @click.argument("value")
 @click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag (repeatable).")
+@click.option("--kind", metavar="KIND", help="What it is: fact, preference, summary, ...")
 @click.option("--ttl", type=float, metavar="SECONDS", help="Expire the value after SECONDS.")
 @click.option("--raw", is_flag=True, help="Store VALUE as a string even if it is valid JSON.")
 @json_option
@@ -120,6 +121,7 @@ def put(
     key: str,
     value: str,
     tags: tuple[str, ...],
+    kind: str | None,
     ttl: float | None,
     raw: bool,
     as_json: bool,
@@ -132,7 +134,7 @@ def put(
     """
     parsed = parse_value(read_value_argument(value), raw=raw)
     runtime = state.runtime(agent, create=True)
-    written = runtime.remember(key, parsed, tags=tags, ttl=ttl)
+    written = runtime.remember(key, parsed, tags=tags, ttl=ttl, kind=kind)
     if as_json:
         click.echo(to_json(record(written, agent=agent)))
     else:
@@ -189,10 +191,9 @@ def history(state: CliState, agent: str, key: str, limit: int | None, as_json: b
     for v in versions:
         shown = version_state(v, now)
         value = preview(v.value) if shown == "live" else "-"
-        lines.append(
-            [str(v.version), iso_time(v.created_at), shown, ",".join(v.tags) or "-", value]
-        )
-    click.echo(table(["VERSION", "CREATED", "STATE", "TAGS", "VALUE"], lines))
+        tags = ",".join(v.tags) or "-"
+        lines.append([str(v.version), iso_time(v.created_at), shown, v.kind or "-", tags, value])
+    click.echo(table(["VERSION", "CREATED", "STATE", "KIND", "TAGS", "VALUE"], lines))
 
 
 @memory.command("list")
@@ -200,6 +201,7 @@ def history(state: CliState, agent: str, key: str, limit: int | None, as_json: b
 @agent_option
 @click.option("--prefix", default="", metavar="P", help="Only keys starting with P.")
 @click.option("--tag", "tags", multiple=True, metavar="T", help="Only keys tagged T (repeatable).")
+@click.option("--kind", "kinds", multiple=True, metavar="K", help="Only kind K (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Show at most N keys.")
 @json_option
 @pass_state
@@ -208,12 +210,13 @@ def list_(
     agent: str,
     prefix: str,
     tags: tuple[str, ...],
+    kinds: tuple[str, ...],
     limit: int | None,
     as_json: bool,
 ) -> None:
     """List the keys that currently have a value, ordered by key."""
     runtime = state.runtime(agent)
-    items = runtime.search(prefix, tags=tags, limit=limit)
+    items = runtime.search(prefix, tags=tags, limit=limit, kinds=kinds)
     if as_json:
         click.echo(to_json([record(item) for item in items]))
         return
@@ -226,12 +229,13 @@ def list_(
             str(item.version),
             iso_time(item.created_at),
             iso_time(item.expires_at),
+            item.kind or "-",
             ",".join(item.tags) or "-",
             preview(item.value),
         ]
         for item in items
     ]
-    click.echo(table(["KEY", "VERSION", "UPDATED", "EXPIRES", "TAGS", "VALUE"], lines))
+    click.echo(table(["KEY", "VERSION", "UPDATED", "EXPIRES", "KIND", "TAGS", "VALUE"], lines))
 
 
 @memory.command("search")
@@ -240,6 +244,7 @@ def list_(
 @click.argument("query")
 @click.option("--prefix", default="", metavar="P", help="Only keys starting with P.")
 @click.option("--tag", "tags", multiple=True, metavar="T", help="Only keys tagged T (repeatable).")
+@click.option("--kind", "kinds", multiple=True, metavar="K", help="Only kind K (repeatable).")
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -256,6 +261,7 @@ def search(
     query: str,
     prefix: str,
     tags: tuple[str, ...],
+    kinds: tuple[str, ...],
     limit: int,
     as_json: bool,
 ) -> None:
@@ -263,7 +269,9 @@ def search(
     score (the share of the query's words it holds) and the words found; by meaning too
     when an embedder is configured (OCTOPODA_EMBEDDER)."""
     runtime = state.runtime(agent)
-    found = runtime.recall_similar(query, limit=limit, prefix=prefix, tags=tags or None)
+    found = runtime.recall_similar(
+        query, limit=limit, prefix=prefix, tags=tags or None, kinds=kinds
+    )
     if as_json:
         matches = [{**record(m.item), "score": m.score, "why": m.why._asdict()} for m in found]
         click.echo(

@@ -14,6 +14,13 @@ Key = Annotated[
 ]
 Tags = Annotated[list[str] | None, Field(description="labels to filter by later")]
 Prefix = Annotated[str, Field(description="only keys starting with this (exact, case-sensitive)")]
+Kind = Annotated[
+    str | None,
+    Field(description="what it is: fact, preference, summary, ... (a short label)"),
+]
+Kinds = Annotated[
+    list[str] | None, Field(description="only memories of these kinds, e.g. ['preference']")
+]
 
 
 def _item(item: Any) -> dict[str, Any]:
@@ -29,14 +36,19 @@ def remember(
     ttl_seconds: Annotated[
         float | None, Field(description="forget automatically after this many seconds", gt=0)
     ] = None,
+    kind: Kind = None,
 ) -> dict[str, Any]:
     """Store a fact, preference or result under a key so it survives this conversation.
     Call it whenever the user tells you something worth keeping or you finish a step
-    whose result you will need later. Each write is a new version (nothing is
+    whose result you will need later; say what it is with kind (fact, preference,
+    summary, ...) to find it by kind later. Each write is a new version (nothing is
     overwritten) and is durable when this returns: the receipt's version, seq and hash
     are what later reads and the audit trail show."""
-    rec = rt.remember(key, value, tags=tags, ttl=ttl_seconds)
-    return receipt(rt, rec.seq, key=rec.key, version=rec.version, created_at=rec.created_at)
+    rec = rt.remember(key, value, tags=tags, ttl=ttl_seconds, kind=kind)
+    extra = {} if rec.kind is None else {"kind": rec.kind}
+    return receipt(
+        rt, rec.seq, key=rec.key, version=rec.version, created_at=rec.created_at, **extra
+    )
 
 
 @tool(read_only=True, idempotent=True, title="Recall a value")
@@ -63,13 +75,15 @@ def search(
     tags: Tags = None,
     limit: Limit = None,
     cursor: Cursor = None,
+    kinds: Kinds = None,
 ) -> dict[str, Any]:
     """List this agent's memories (by key) or, with query, find them by words (best
-    first; case, accents and plural endings do not matter). Paginated: pass next_cursor
-    for the next page. Long values are clipped (truncated=true): recall the key for all."""
+    first; case, accents and plural endings do not matter); kinds keeps only memories of
+    those kinds. Paginated: pass next_cursor for the next page. Long values are clipped
+    (truncated=true): recall the key for all."""
     return listing(
         "octopoda_search",
-        lambda off, n: rt.search(prefix, query=query, tags=tags, limit=n, offset=off),
+        lambda off, n: rt.search(prefix, query=query, tags=tags, limit=n, offset=off, kinds=kinds),
         limit,
         cursor,
     )
@@ -83,11 +97,12 @@ def recall_similar(
     min_score: Annotated[
         float | None, Field(description="leave out weaker matches", ge=0, le=1)
     ] = None,
+    kinds: Kinds = None,
 ) -> dict[str, Any]:
     """Find the memories most relevant to a question when you do not know their keys,
     best first, each with a score in [0, 1] and the words that matched. Without an
     embedding model (the default) the ranking is lexical (BM25); mode and note say so."""
-    found = rt.recall_similar(query, limit=limit, min_score=min_score)
+    found = rt.recall_similar(query, limit=limit, min_score=min_score, kinds=kinds)
     matches = [
         {
             **_item(m.item),
@@ -220,6 +235,7 @@ def search_filtered(
     prefix: Prefix = "",
     limit: Limit = None,
     cursor: Cursor = None,
+    kinds: Kinds = None,
 ) -> dict[str, Any]:
     """Like octopoda_search, also filtered by the age of each key's current value (in
     seconds). Call it for "what did I learn in the last hour" or "old notes tagged x"."""
@@ -232,7 +248,7 @@ def search_filtered(
         return max_age_seconds is None or age <= max_age_seconds
 
     def fetch(off: int, n: int) -> list[Any]:
-        found = rt.search(prefix, query=query, tags=tags, limit=None)
+        found = rt.search(prefix, query=query, tags=tags, limit=None, kinds=kinds)
         return [i for i in found if fits(i.created_at)][off : off + n]
 
     return listing("octopoda_search_filtered", fetch, limit, cursor)

@@ -11,7 +11,7 @@ Format (``format_version`` 1)::
       "memories": [
         {"key": "user_name", "versions": [
            {"version": 1, "created_at": ..., "encoding": "json", "value": "Alice",
-            "tags": ["profile"], "expires_at": null},
+            "tags": ["profile"], "expires_at": null, "kind": "fact"},
            {"version": 2, "created_at": ..., "encoding": "tombstone"},
            {"version": 3, "created_at": ..., "encoding": "bytes", "value": "<base64>", ...}
         ]}
@@ -19,8 +19,9 @@ Format (``format_version`` 1)::
     }
 
 Versions are listed oldest first. Erased versions are exported as ``"encoding": "erased"``
-without a value. :func:`write_bundle` writes the same bundle to a file one version at a
-time (one memory per line), so an export never holds more than a version in memory.
+without a value; ``kind`` is there only for a version that has one (``remember(kind=)``).
+:func:`write_bundle` writes the same bundle to a file one version at a time (one memory per
+line), so an export never holds more than a version in memory.
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ from typing import Any, Final, TextIO
 from .._errors import InvalidBundle, OctopodaError
 from .._store import MemoryWrite, StoredRow
 from .._store.rows import decode_stored
-from .._values import DEFAULT_MAX_VALUE_BYTES, encode_value, validate_key, validate_tags
+from .._values import (
+    DEFAULT_MAX_VALUE_BYTES,
+    encode_value,
+    validate_key,
+    validate_kind,
+    validate_tags,
+)
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -66,6 +73,8 @@ def _export_version(row: StoredRow) -> dict[str, Any]:
     if row.encoding != "tombstone":
         item["tags"] = list(row.tags)
         item["expires_at"] = row.expires_at
+        if row.kind is not None:
+            item["kind"] = row.kind
     return item
 
 
@@ -156,6 +165,7 @@ def _import_version(
     try:
         encoded = encode_value(value, limit, "the value")
         tags = validate_tags(item.get("tags") or ())
+        kind = validate_kind(item.get("kind"))
     except OctopodaError as exc:
         raise InvalidBundle(f"{where}: {exc}") from None
     expires_at = _number(item.get("expires_at"), f"{where}.expires_at", optional=True)
@@ -168,6 +178,7 @@ def _import_version(
         tags,
         expires_at,
         created_at,
+        kind=kind,
     )
 
 

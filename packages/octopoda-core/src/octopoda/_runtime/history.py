@@ -115,11 +115,12 @@ class HistoryMixin(RuntimeBase):
                     stored_sha256(old),
                     old.tags,
                     old.expires_at,
+                    kind=old.kind,
                 )
                 for key, old in then.items()
                 if (cur := current.get(key)) is None
-                or (cur.encoding, cur.data, cur.tags, cur.expires_at)
-                != (old.encoding, old.data, old.tags, old.expires_at)
+                or (cur.encoding, cur.data, cur.tags, cur.expires_at, cur.kind)
+                != (old.encoding, old.data, old.tags, old.expires_at, old.kind)
             ]
             writes.extend(
                 MemoryWrite(self._ns, k, "tombstone", None, None)

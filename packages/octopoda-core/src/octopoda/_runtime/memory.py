@@ -27,11 +27,13 @@ from .._values import (
     encode_value,
     validate_int,
     validate_key,
+    validate_kind,
     validate_prefix,
     validate_reason,
     validate_tags,
 )
 from .base import RuntimeBase, checked_limit, is_live, optional_seconds, required_seconds
+from .views import kind_filter
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -52,24 +54,37 @@ class MemoryMixin(RuntimeBase):
         tags: Iterable[str] | None = None,
         *,
         ttl: float | timedelta | None = None,
+        kind: str | None = None,
     ) -> VersionRecord:
         """Store ``value`` as the next version of ``key``; durable when this returns.
 
         ``value`` is anything JSON-serialisable (tuples come back as lists) or bytes.
         ``ttl`` (seconds or a timedelta): the value is not returned after it expires.
+        ``kind`` says what the memory is (``"fact"``, ``"preference"``, ``"summary"``, ...:
+        1 to 64 printable characters; None: no kind); ``search(kinds=)`` filters by it.
+        Like ``tags``, it belongs to this version: the next ``remember`` sets its own.
         """
         started = time.perf_counter()
         key = validate_key(key)
         encoded = encode_value(value, self._max_value_bytes, f"the value of {key!r:.200}")
         tag_tuple = () if tags is None else validate_tags(tags)
+        if kind is not None:
+            kind = validate_kind(kind)
         now = self._now()
         expires_at = None if ttl is None else round(now + required_seconds(ttl, "ttl"), 6)
         write = MemoryWrite(
-            self._ns, key, encoded.encoding, encoded.data, encoded.sha256, tag_tuple, expires_at
+            self._ns,
+            key,
+            encoded.encoding,
+            encoded.data,
+            encoded.sha256,
+            tag_tuple,
+            expires_at,
+            kind=kind,
         )
         event, versions = self._commit("remember", {}, (write,), now=now)
         self._guard.write_us.append((time.perf_counter() - started) * 1e6)
-        return VersionRecord(key, versions[0], now, event.seq)
+        return VersionRecord(key, versions[0], now, event.seq, False, kind)
 
     def remember_many(
         self,
@@ -77,14 +92,17 @@ class MemoryMixin(RuntimeBase):
         *,
         tags: Iterable[str] | None = None,
         ttl: float | timedelta | None = None,
+        kind: str | None = None,
     ) -> list[VersionRecord]:
         """Store several values in one transaction and one audited event (all or nothing).
 
         A key given twice gets two consecutive versions, in order. A ``(key, value, tags)``
-        triple gives that key its own tags instead of ``tags``.
+        triple gives that key its own tags instead of ``tags``. ``kind`` (as in
+        :meth:`remember`) is every version's kind.
         """
         pairs = list(items.items() if isinstance(items, Mapping) else items)
         tag_tuple = validate_tags(tags)
+        kind = validate_kind(kind)
         ttl_seconds = optional_seconds(ttl, "ttl")
         now = self._now()
         expires_at = None if ttl_seconds is None else round(now + ttl_seconds, 6)
@@ -106,13 +124,15 @@ class MemoryMixin(RuntimeBase):
                     encoded.sha256,
                     validate_tags(pair[2]) if len(pair) == 3 else tag_tuple,
                     expires_at,
+                    kind=kind,
                 )
             )
         if not writes:
             return []
         event, versions = self._commit("remember", {}, writes, now=now)
         return [
-            VersionRecord(w.key, v, now, event.seq) for w, v in zip(writes, versions, strict=True)
+            VersionRecord(w.key, v, now, event.seq, False, kind)
+            for w, v in zip(writes, versions, strict=True)
         ]
 
     def recall(self, key: str, *, version: int | None = None) -> RecallResult:
@@ -142,6 +162,7 @@ class MemoryMixin(RuntimeBase):
                 row.tags,
                 row.expires_at,
                 row.seq,
+                row.kind,
             )
         self._guard.read_us.append((time.perf_counter() - started) * 1e6)
         return result
@@ -167,6 +188,7 @@ class MemoryMixin(RuntimeBase):
             author=row.author,
             tombstone=row.tombstone,
             erased=row.erased,
+            kind=row.kind,
         )
 
     def _listing(
@@ -176,9 +198,11 @@ class MemoryMixin(RuntimeBase):
         tags: Iterable[str] | None = None,
         limit: int | None = 50,
         offset: int = 0,
+        kinds: Iterable[str] | None = None,
     ) -> list[MemoryItem]:
-        """Current values whose key starts with ``prefix`` (exact, case-sensitive) and that
-        carry every tag in ``tags``, ordered by key (``search`` without a query)."""
+        """Current values whose key starts with ``prefix`` (exact, case-sensitive), that
+        carry every tag in ``tags`` and (``kinds`` given) whose kind is one of ``kinds``,
+        ordered by key (``search`` without a query)."""
         rows = self._store.current(
             self._ns,
             prefix=validate_prefix(prefix),
@@ -186,6 +210,7 @@ class MemoryMixin(RuntimeBase):
             now=self._now(),
             limit=checked_limit(limit),
             offset=checked_limit(offset, "offset") or 0,
+            **kind_filter(kinds),
         )
         return [self._item(row) for row in rows]
 
@@ -199,6 +224,7 @@ class MemoryMixin(RuntimeBase):
             row.tags,
             row.expires_at,
             row.seq,
+            row.kind,
         )
 
     def keys(self, prefix: str = "") -> list[str]:

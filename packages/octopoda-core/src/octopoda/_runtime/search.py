@@ -1,5 +1,5 @@
-"""Search verbs of ``AgentRuntime``: ``search`` (by key prefix and tags, or ranked by the
-words of a query) and ``recall_similar`` (ranked matches with a score and why).
+"""Search verbs of ``AgentRuntime``: ``search`` (by key prefix, tags and kinds, or ranked by
+the words of a query) and ``recall_similar`` (ranked matches with a score and why).
 
 Ranking by words uses the store's full-text index (SQLite FTS5, PostgreSQL full text),
 which a returned write is in at once. A search ``as_of`` an earlier point ranks that
@@ -23,11 +23,11 @@ from .._search.results import (
     SimilarResults,
 )
 from .._store import StoredRow
-from .._values import decode_value, validate_key, validate_prefix, validate_tags
+from .._values import decode_value, validate_key, validate_kinds, validate_prefix, validate_tags
 from .base import checked_limit, is_live
 from .decisions import DecisionsMixin
 from .memory import MemoryMixin
-from .views import Decision, MemoryView
+from .views import Decision, MemoryView, kind_filter
 
 __all__ = ["SearchMixin", "rank_items", "search_terms"]
 
@@ -48,6 +48,7 @@ def _item(row: StoredRow) -> MemoryItem:
         row.tags,
         row.expires_at,
         row.seq,
+        row.kind,
     )
 
 
@@ -70,23 +71,26 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         limit: int | None = 50,
         offset: int = 0,
         as_of: int | Decision | None = None,
+        kinds: Iterable[str] | None = None,
     ) -> list[MemoryItem]:
-        """Current values whose key starts with ``prefix`` (exact, case-sensitive) and that
-        carry every tag in ``tags``: ordered by key, or with ``query`` ranked by its words
-        (best first; only values holding at least one of them).
+        """Current values whose key starts with ``prefix`` (exact, case-sensitive), that
+        carry every tag in ``tags`` and, with ``kinds`` (a list such as ``["fact"]``), whose
+        kind (``remember(kind=)``) is one of them: ordered by key, or with ``query`` ranked
+        by its words (best first; only values holding at least one of them).
 
         A value is found by the words of its key and of its strings (a JSON string, or
         every string in an object or list); case, accents and English plural and verb
         endings do not matter. Any text is a safe query: punctuation, quotes and operators
         only separate words; a query without words finds nothing. ``as_of`` (an event seq
-        or a :class:`~octopoda.Decision`) searches the memory as it was then.
+        or a :class:`~octopoda.Decision`) searches the memory as it was then (the kinds of
+        the versions current then).
         """
         if as_of is not None:
             view = self.as_of(as_of)
-            return _view_search(view, prefix, query, tags, limit, offset)
+            return _view_search(view, prefix, query, tags, limit, offset, kinds)
         if query is None:
-            return self._listing(prefix, tags=tags, limit=limit, offset=offset)
-        return [item for item, _ in self._ranked(query, prefix, tags, limit, offset)]
+            return self._listing(prefix, tags=tags, limit=limit, offset=offset, kinds=kinds)
+        return [item for item, _ in self._ranked(query, prefix, tags, limit, offset, kinds)]
 
     def _ranked(
         self,
@@ -95,6 +99,7 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         tags: Iterable[str] | None,
         limit: int | None,
         offset: int,
+        kinds: Iterable[str] | None = None,
     ) -> list[tuple[MemoryItem, float]]:
         terms = search_terms(query)
         found = self._store.search(
@@ -105,6 +110,7 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
             now=self._now(),
             limit=checked_limit(limit),
             offset=checked_limit(offset, "offset") or 0,
+            **kind_filter(kinds),
         )
         return [(_item(row), score) for row, score in found]
 
@@ -116,9 +122,11 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         min_score: float | None = None,
         prefix: str = "",
         tags: Iterable[str] | None = None,
+        kinds: Iterable[str] | None = None,
     ) -> SimilarResults:
         """The memories closest to ``query``, best first, each with a score in [0, 1] and
-        why it matched (:class:`~octopoda.SimilarMatch`).
+        why it matched (:class:`~octopoda.SimilarMatch`). ``prefix``, ``tags`` and
+        ``kinds`` filter as in :meth:`search`.
 
         With an embedder (``AgentRuntime(embedder=...)`` or ``OCTOPODA_EMBEDDER``) the
         ranking is hybrid (``mode == "hybrid"``): by the cosine similarity of the memories'
@@ -135,13 +143,13 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         threshold = _checked_score(min_score)
         terms = search_terms(query)
         pool = max(limit * 4, 20)
-        lexical = self._lexical_hits(query, terms, prefix, tags, pool)
+        lexical = self._lexical_hits(query, terms, prefix, tags, pool, kinds)
         if self._embedder is None:
             scored = [SimilarMatch(h.item, h.coverage, _lexical_reason(h)) for h in lexical]
             scored.sort(key=lambda m: -m.score)  # stable: BM25 order among equal scores
             mode, note = "lexical", LEXICAL_NOTE
         else:
-            vectors = self._vector_hits(self._embed_query(query), prefix, tags, pool)
+            vectors = self._vector_hits(self._embed_query(query), prefix, tags, pool, kinds)
             fused = fuse(lexical, vectors, vectors_exhausted=len(vectors) < pool)
             scored = [SimilarMatch(item, score, why) for item, score, why in fused if score > 0]
             mode, note = "hybrid", HYBRID_NOTE.format(name=self._embedder.name)
@@ -156,18 +164,20 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         min_score: float | None = None,
         prefix: str = "",
         tags: Iterable[str] | None = None,
+        kinds: Iterable[str] | None = None,
     ) -> SimilarResults:
         """Current memories ranked by the cosine similarity of their stored vector to
         ``vector`` (``mode == "vector"``; score: the cosine, at least 0), for frameworks
         that bring their own embeddings (stored with :meth:`put_vector`) or to search by a
         vector of the configured embedder. Memories written since the last search are
-        embedded first when an embedder is configured."""
+        embedded first when an embedder is configured. ``prefix``, ``tags`` and ``kinds``
+        filter as in :meth:`search`."""
         if checked_limit(limit) is None or limit < 1:
             raise InvalidInput(f"limit must be a positive int, not {limit!r}")
         threshold = _checked_score(min_score)
         if self._embedder is not None:
             self._store.index_vectors(self._embedder)
-        hits = self._vector_hits(vector, prefix, tags, limit)
+        hits = self._vector_hits(vector, prefix, tags, limit, kinds)
         matches = []
         for hit in hits:
             score = round(max(hit.cosine, 0.0), 6)
@@ -205,17 +215,29 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         return self._embedder.embed([query])[0]
 
     def _lexical_hits(
-        self, query: str, terms: list[str], prefix: str, tags: Iterable[str] | None, pool: int
+        self,
+        query: str,
+        terms: list[str],
+        prefix: str,
+        tags: Iterable[str] | None,
+        pool: int,
+        kinds: Iterable[str] | None = None,
     ) -> list[LexicalHit]:
         hits = []
-        for rank, (item, raw) in enumerate(self._ranked(query, prefix, tags, pool, 0), start=1):
+        ranked = self._ranked(query, prefix, tags, pool, 0, kinds)
+        for rank, (item, raw) in enumerate(ranked, start=1):
             share, found = coverage(terms, texts_of(item.key, item.value))
             share = max(share, 1.0 / max(len(terms), 1))  # the index matched one word at least
             hits.append(LexicalHit(item.key, item, rank, raw, round(share, 6), found))
         return hits
 
     def _vector_hits(
-        self, vector: Sequence[float], prefix: str, tags: Iterable[str] | None, limit: int
+        self,
+        vector: Sequence[float],
+        prefix: str,
+        tags: Iterable[str] | None,
+        limit: int,
+        kinds: Iterable[str] | None = None,
     ) -> list[VectorHit]:
         found = self._store.search_vectors(
             self._ns,
@@ -224,6 +246,7 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
             tags=validate_tags(tags),
             now=self._now(),
             limit=limit,
+            **kind_filter(kinds),
         )
         return [
             VectorHit(row.key, _item(row), rank, score)
@@ -250,11 +273,13 @@ def _view_search(
     tags: Iterable[str] | None,
     limit: int | None,
     offset: int,
+    kinds: Iterable[str] | None = None,
 ) -> list[MemoryItem]:
     limit = checked_limit(limit)
     offset = checked_limit(offset, "offset") or 0
     prefix = validate_prefix(prefix)
-    listed = view.search(prefix, tags=None if tags is None else list(tags), limit=None)
+    tag_list = None if tags is None else list(tags)
+    listed = view.search(prefix, tags=tag_list, limit=None, kinds=validate_kinds(kinds))
     items = listed if query is None else [i for i, _ in rank_items(query, listed)]
     if query is not None and not search_terms(query):
         items = []

@@ -6,6 +6,7 @@ the newest version of each key written at or before that seq.
 
 import re
 from collections import deque
+from collections.abc import Iterable
 from itertools import pairwise
 from typing import Any, NamedTuple
 
@@ -14,7 +15,7 @@ from .._records import MemoryItem, RecallResult
 from .._regex import lazy_pattern
 from .._store import Store, StoredRow
 from .._store.rows import decode_stored
-from .._values import validate_key, validate_tags
+from .._values import validate_key, validate_kinds, validate_tags
 
 __all__ = ["Decision", "MemoryDiff", "MemoryView", "RecentDecisions"]
 
@@ -102,6 +103,13 @@ def _live_at(row: StoredRow, when: float | None) -> bool:
     return when is None or row.expires_at is None or row.expires_at > when
 
 
+def kind_filter(kinds: Iterable[str] | None) -> dict[str, Any]:
+    """The ``kinds`` argument of a store read for ``search(kinds=)`` (validated): none when
+    it does not filter, so a store made before kinds existed still answers the others."""
+    checked = validate_kinds(kinds)
+    return {"kinds": checked} if checked else {}
+
+
 class MemoryView:
     """Read-only memory of one agent as it was at event ``seq`` (and at time ``time``)."""
 
@@ -139,11 +147,19 @@ class MemoryView:
             row.tags,
             row.expires_at,
             row.seq,
+            row.kind,
         )
 
     def search(
-        self, prefix: str = "", *, tags: list[str] | None = None, limit: int | None = None
+        self,
+        prefix: str = "",
+        *,
+        tags: list[str] | None = None,
+        limit: int | None = None,
+        kinds: Iterable[str] | None = None,
     ) -> list[MemoryItem]:
+        """The values current then under ``prefix``, with every tag of ``tags`` and (if
+        given) a kind among ``kinds``, ordered by key."""
         rows = self.store.current(
             self.namespace,
             prefix=prefix,
@@ -151,6 +167,7 @@ class MemoryView:
             as_of_seq=self.seq,
             now=self.time,
             limit=limit,
+            **kind_filter(kinds),
         )
         return [
             MemoryItem(
@@ -161,6 +178,7 @@ class MemoryView:
                 r.tags,
                 r.expires_at,
                 r.seq,
+                r.kind,
             )
             for r in rows
         ]

@@ -30,6 +30,7 @@ Json = dict[str, Any]
 MAX_PAGE = 1000
 Limit = Query(100, ge=1, le=MAX_PAGE)
 Cursor = Query(0, ge=0, description="next_cursor of the previous page (0: the first)")
+Kinds = Query(None, description="only memories of these kinds (repeat it: kind=fact&kind=note)")
 
 
 def _page(items: list[Any], limit: int, cursor_of: Any) -> Json:
@@ -85,9 +86,10 @@ def put_memory(request: Request, agent: str, key: str, body: PutBody) -> Json:
     """Write a new version of ``key`` (remember)."""
     allow(request, agent=agent)
     with state_of(request).agent(agent) as runtime:
-        return dict(
-            jsonable(runtime.remember(key, body.value, tags=body.tags, ttl=body.ttl_seconds))
+        done = runtime.remember(
+            key, body.value, tags=body.tags, ttl=body.ttl_seconds, kind=body.kind
         )
+        return dict(jsonable(done))
 
 
 @router.post("/agents/{agent}/memories", tags=["memories"])
@@ -95,7 +97,9 @@ def remember_many(request: Request, agent: str, body: BatchBody) -> list[Json]:
     """Write many keys in one commit (remember_many)."""
     allow(request, agent=agent)
     with state_of(request).agent(agent) as runtime:
-        done = runtime.remember_many(body.items, tags=body.tags, ttl=body.ttl_seconds)
+        done = runtime.remember_many(
+            body.items, tags=body.tags, ttl=body.ttl_seconds, kind=body.kind
+        )
         return [jsonable(r) for r in done]
 
 
@@ -107,11 +111,12 @@ def list_memories(
     as_of: int | None = Query(None, ge=0, description="the state as of this event seq"),
     limit: int = Limit,
     cursor: int = Cursor,
+    kind: list[str] | None = Kinds,
 ) -> Json:
     """Current values, by key."""
     allow(request, agent=agent)
     with state_of(request).agent(agent) as runtime:
-        items = runtime.search(prefix, limit=limit + 1, offset=cursor, as_of=as_of)
+        items = runtime.search(prefix, limit=limit + 1, offset=cursor, as_of=as_of, kinds=kind)
         return _page(items, limit, lambda _: cursor + limit)
 
 
@@ -171,7 +176,9 @@ def search(request: Request, agent: str, body: SearchBody) -> list[Json]:
     """Current values whose words match ``query``, best first."""
     allow(request, agent=agent)
     with state_of(request).agent(agent) as runtime:
-        found = runtime.search(body.prefix, query=body.query, tags=body.tags, limit=body.limit)
+        found = runtime.search(
+            body.prefix, query=body.query, tags=body.tags, limit=body.limit, kinds=body.kinds
+        )
         return [jsonable(i) for i in found]
 
 
@@ -181,7 +188,7 @@ def recall_similar(request: Request, agent: str, body: SearchBody) -> Json:
     allow(request, agent=agent)
     with state_of(request).agent(agent) as runtime:
         found = runtime.recall_similar(
-            body.query, limit=body.limit, prefix=body.prefix, tags=body.tags
+            body.query, limit=body.limit, prefix=body.prefix, tags=body.tags, kinds=body.kinds
         )
         return {
             "mode": found.mode,

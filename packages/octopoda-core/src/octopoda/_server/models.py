@@ -65,16 +65,22 @@ class Page(BaseModel):
     next_cursor: int | None = None
 
 
+_KIND = "what the memory is, such as fact, preference or summary (1 to 64 printable characters)"
+_KINDS = "only memories whose kind is one of these"
+
+
 class PutBody(BaseModel):
     value: Any = Field(description="any JSON value")
     tags: list[str] | None = None
     ttl_seconds: float | None = Field(default=None, gt=0)
+    kind: str | None = Field(default=None, description=_KIND)
 
 
 class BatchBody(BaseModel):
     items: dict[str, Any]
     tags: list[str] | None = None
     ttl_seconds: float | None = Field(default=None, gt=0)
+    kind: str | None = Field(default=None, description=_KIND + "; every item's")
 
 
 class EraseBody(BaseModel):
@@ -86,6 +92,7 @@ class SearchBody(BaseModel):
     prefix: str = ""
     tags: list[str] | None = None
     limit: int = Field(default=10, ge=1, le=1000)
+    kinds: list[str] | None = Field(default=None, description=_KINDS)
 
 
 class DecisionBody(BaseModel):

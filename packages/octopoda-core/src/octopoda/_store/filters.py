@@ -1,5 +1,5 @@
 """The conditions every read of current values shares (``Store.current``, search, vector
-search): a key range for a prefix, and liveness, expiry and tags of a version ``m``."""
+search): a key range for a prefix, and liveness, expiry, tags and kind of a version ``m``."""
 
 from __future__ import annotations
 
@@ -39,11 +39,16 @@ def key_range(column: str, prefix: str, param: str) -> tuple[list[str], list[Any
 
 
 def live_conditions(
-    d: Dialect, *, now: float | None, tags: Sequence[str], include_dead: bool = False
+    d: Dialect,
+    *,
+    now: float | None,
+    tags: Sequence[str],
+    include_dead: bool = False,
+    kinds: Sequence[str] = (),
 ) -> tuple[list[str], list[Any]]:
     """The conditions on a version ``m`` of every current read (``Store.current``, search,
     vector search): no tombstone or erased value and not expired at ``now`` (unless
-    ``include_dead``), and every tag of ``tags``."""
+    ``include_dead``), every tag of ``tags``, and a kind among ``kinds`` (if any given)."""
     conditions: list[str] = []
     params: list[Any] = []
     if not include_dead:
@@ -55,4 +60,8 @@ def live_conditions(
         tag_conditions, tag_params = d.has_tags(tags)
         conditions += tag_conditions
         params += tag_params
+    if kinds:
+        kind_condition, kind_params = d.any_of("m.kind", kinds)
+        conditions.append(kind_condition)
+        params += kind_params
     return conditions, params

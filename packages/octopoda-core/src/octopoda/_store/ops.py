@@ -56,6 +56,7 @@ class MemoryWrite(NamedTuple):
     expected_version: int | None = None
     seen_version: int | None = None
     check_stale: bool = False
+    kind: str | None = None  # what the memory is ("fact", "preference", ...); None: none
 
 
 class CreateSpace(NamedTuple):

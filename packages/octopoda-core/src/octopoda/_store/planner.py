@@ -404,6 +404,8 @@ def write_entry(w: MemoryWrite, version: int, own: str) -> dict[str, Any]:
         entry["namespace"] = w.namespace
     if w.tags:
         entry["tags"] = list(w.tags)
+    if w.kind is not None:
+        entry["kind"] = w.kind
     if w.expires_at is not None:
         entry["expires_at"] = w.expires_at
     if w.created_at is not None:

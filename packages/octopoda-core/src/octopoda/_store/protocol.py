@@ -111,11 +111,14 @@ class Store(Protocol):
         limit: int | None = None,
         offset: int = 0,
         include_dead: bool = False,
+        kinds: Sequence[str] = (),
     ) -> list[StoredRow]:
         """Latest version per key (as of ``as_of_seq``), ordered by key.
 
         Without ``include_dead``, tombstones, erased versions and versions expired at ``now``
-        are left out (a key whose latest version then is erased has no value then).
+        are left out (a key whose latest version then is erased has no value then). With
+        ``tags``, only versions carrying every one of them; with ``kinds``, only versions
+        whose kind is one of them (a version without a kind is then left out).
         """
         ...
 
@@ -129,6 +132,7 @@ class Store(Protocol):
         now: float | None = None,
         limit: int | None = None,
         offset: int = 0,
+        kinds: Sequence[str] = (),
     ) -> list[tuple[StoredRow, float]]:
         """Current values (as :meth:`current` without ``include_dead``) whose text holds
         any of ``terms`` (lower-cased words: letters and digits only), best first, each
@@ -158,6 +162,7 @@ class Store(Protocol):
         tags: Sequence[str] = (),
         now: float | None = None,
         limit: int = 10,
+        kinds: Sequence[str] = (),
     ) -> list[tuple[StoredRow, float]]:
         """Current values (as :meth:`search`) with a vector of their current version,
         best first by cosine similarity to ``vector``, each with the cosine."""

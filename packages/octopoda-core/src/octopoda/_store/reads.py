@@ -198,6 +198,7 @@ class ReadSql:
         limit: int | None,
         offset: int,
         include_dead: bool,
+        kinds: Sequence[str] = (),
     ) -> tuple[str, list[Any]]:
         """The latest version per key (see ``Store.current``)."""
         d = self.dialect
@@ -215,7 +216,9 @@ class ReadSql:
         else:
             sql, extra, order = d.latest_per_key(" AND ".join(inner), namespace)
         params += extra
-        outer, outer_params = live_conditions(d, now=now, tags=tags, include_dead=include_dead)
+        outer, outer_params = live_conditions(
+            d, now=now, tags=tags, include_dead=include_dead, kinds=kinds
+        )
         params += outer_params
         if outer:
             sql += (" AND " if walk else " WHERE ") + " AND ".join(outer)
@@ -413,6 +416,7 @@ class SqlReads:
         limit: int | None = None,
         offset: int = 0,
         include_dead: bool = False,
+        kinds: Sequence[str] = (),
     ) -> list[StoredRow]:
         sql, params = self._reads.current(
             namespace,
@@ -423,6 +427,7 @@ class SqlReads:
             limit=limit,
             offset=offset,
             include_dead=include_dead,
+            kinds=kinds,
         )
         return [self._reads.row(r) for r in self._fetchall(sql, params)]
 

@@ -36,6 +36,7 @@ class StoredRow(NamedTuple):
     seq: int
     author: str | None
     erased: bool = False
+    kind: str | None = None
 
     @property
     def tombstone(self) -> bool:
@@ -64,6 +65,8 @@ def _row_damage(row: StoredRow) -> str | None:
         return "its created_at or expires_at is not a number"
     if not (row.author is None or type(row.author) is str) or type(row.erased) is not bool:
         return "its author or erased column is not of its type"
+    if not (row.kind is None or type(row.kind) is str):
+        return "its kind is not text"
     return None
 
 

@@ -42,12 +42,12 @@ class SearchSql:
         self.match = match
 
     def filters(
-        self, prefix: str, tags: Sequence[str], now: float | None
+        self, prefix: str, tags: Sequence[str], now: float | None, kinds: Sequence[str] = ()
     ) -> tuple[list[str], list[Any]]:
         """The conditions (and their parameters) on a current version ``m`` that a search
         shares with every current read (:func:`~octopoda._store.reads.live_conditions`)."""
         d = self.dialect
-        where, params = live_conditions(d, now=now, tags=tags)
+        where, params = live_conditions(d, now=now, tags=tags, kinds=kinds)
         range_conditions, range_params = key_range("m.key", prefix, d.param)
         return range_conditions + where, range_params + params
 
@@ -61,17 +61,20 @@ class SearchSql:
         now: float | None,
         limit: int | None,
         offset: int,
+        kinds: Sequence[str] = (),
     ) -> tuple[str, list[Any]]:
         d = self.dialect
-        where, params = self.filters(prefix, tags, now)
+        where, params = self.filters(prefix, tags, now, kinds)
         params = [self.match(terms), namespace, *params]
         page, page_params = d.limit_offset(limit, offset)
         sql = f"{self.source} AND {' AND '.join(where)} ORDER BY score DESC, m.key{page}"
         return sql, params + page_params
 
-    def filtered(self, prefix: str, tags: Sequence[str], now: float | None) -> Filtered:
+    def filtered(
+        self, prefix: str, tags: Sequence[str], now: float | None, kinds: Sequence[str] = ()
+    ) -> Filtered:
         """A search's filters, for candidates ranked in the process (a vector search)."""
-        return Filtered(self.dialect, *self.filters(prefix, tags, now))
+        return Filtered(self.dialect, *self.filters(prefix, tags, now, kinds))
 
 
 class Filtered:
@@ -120,6 +123,7 @@ class SearchReads:
         now: float | None = None,
         limit: int | None = None,
         offset: int = 0,
+        kinds: Sequence[str] = (),
     ) -> list[tuple[StoredRow, float]]:
         """Current values of ``namespace`` whose text holds any of ``terms``, best first,
         each with its relevance (BM25 on SQLite, ``ts_rank`` on PostgreSQL; > 0)."""
@@ -127,7 +131,14 @@ class SearchReads:
             return []
         self._catch_up()
         sql, params = self._search_sql.search(
-            namespace, terms, prefix=prefix, tags=tags, now=now, limit=limit, offset=offset
+            namespace,
+            terms,
+            prefix=prefix,
+            tags=tags,
+            now=now,
+            limit=limit,
+            offset=offset,
+            kinds=kinds,
         )
         row = self._search_sql.dialect.row
         return [(row(r[:-1]), float(r[-1])) for r in self._fetchall(sql, params)]

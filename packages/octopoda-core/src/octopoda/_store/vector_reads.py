@@ -121,6 +121,7 @@ class VectorReads:
         tags: Sequence[str] = (),
         now: float | None = None,
         limit: int = 10,
+        kinds: Sequence[str] = (),
     ) -> list[tuple[StoredRow, float]]:
         """Current values of ``namespace`` ranked by the cosine similarity of their stored
         vector to ``vector``, best first, each with the cosine (in [-1, 1]). Keys without a
@@ -131,6 +132,8 @@ class VectorReads:
             return []
         (query,) = checked_vectors([vector], 1, None, "the query vector")
         self._check_model(stored, model or stored.name, len(query))
+        if kinds:
+            return self._vector_search(namespace, query, stored, prefix, tags, now, limit, kinds)
         return self._vector_search(namespace, query, stored, prefix, tags, now, limit)
 
     def put_vectors(
@@ -193,5 +196,6 @@ class VectorReads:
         tags: Sequence[str],
         now: float | None,
         limit: int,
+        kinds: Sequence[str] = (),
     ) -> list[tuple[StoredRow, float]]:
         raise NotImplementedError

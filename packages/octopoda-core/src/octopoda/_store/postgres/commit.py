@@ -113,6 +113,7 @@ def check_storable(
         _check_text(w.key, "key")
         for tag in w.tags:
             _check_text(tag, "tag")
+        _check_text(w.kind, "kind")
         if w.encoding == "json" and isinstance(w.data, str) and "\x00" in w.data:
             raise InvalidInput(
                 f"the JSON text of {w.key!r} holds a raw NUL character, which PostgreSQL cannot"

@@ -262,6 +262,11 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             )""",
         ),
     ),
+    (
+        "0008_memory_kind",
+        # What a version is ("fact", "preference", ...: remember(kind=)); NULL: no kind.
+        ("ALTER TABLE memories ADD COLUMN kind text",),
+    ),
 )
 
 # -- reads --------------------------------------------------------------------------------
@@ -274,7 +279,7 @@ class PostgresDialect(Dialect):
     param = "%s"
     memory_columns = (
         "key, version, encoding, value_text, value_bytea, tags, created_at, expires_at, seq,"
-        " author, erased"
+        " author, erased, kind"
     )
     value_size = "COALESCE(octet_length(value_text), octet_length(value_bytea), 0)"
 
@@ -291,6 +296,7 @@ class PostgresDialect(Dialect):
                 seq=r[8],
                 author=r[9],
                 erased=r[10],
+                kind=r[11],
             )
         )
 
@@ -363,8 +369,8 @@ NEXT_CONFLICT_IDS: Final = (
 # Round trip 2: rows, operations, event, head; then COMMIT.
 INSERT_MEMORY: Final = (
     "INSERT INTO memories (namespace, key, version, encoding, value_text, value_bytea, tags,"
-    " author, created_at, expires_at, seq) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s,"
-    " %s, %s)"
+    " author, created_at, expires_at, seq, kind) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s,"
+    " %s, %s, %s, %s)"
 )
 INSERT_CONFLICT: Final = (
     "INSERT INTO conflicts (id, namespace, key, version, author, head_version, head_author,"
@@ -458,4 +464,5 @@ def memory_row(w: MemoryWrite, version: int, author: str, seq: int, t: float) ->
         t if w.created_at is None else w.created_at,
         w.expires_at,
         seq,
+        w.kind,
     )

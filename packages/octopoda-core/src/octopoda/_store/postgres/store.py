@@ -483,6 +483,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         tags: Sequence[str],
         now: float | None,
         limit: int,
+        kinds: Sequence[str] = (),
     ) -> list[tuple[StoredRow, float]]:
         schema = self._vector_schema or self._in_transaction(
             lambda conn: vi.extension_schema(partial(self._exec, conn)), False
@@ -500,7 +501,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
             k = limit * 4 + 16
             while True:
                 sql, params = vi.search_sql(
-                    q.SEARCH, schema, namespace, query, prefix, tags, now, k
+                    q.SEARCH, schema, namespace, query, prefix, tags, now, k, kinds
                 )
                 rows = run(sql, params).fetchall()
                 if len(rows) >= limit or k >= 1 << 20:

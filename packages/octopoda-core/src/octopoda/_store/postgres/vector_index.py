@@ -150,6 +150,7 @@ def search_sql(
     tags: Sequence[str],
     now: float | None,
     candidates: int,
+    kinds: Sequence[str] = (),
 ) -> tuple[str, list[Any]]:
     """The ``candidates`` nearest vectors of ``namespace`` (an HNSW index scan: the inner
     query orders by distance alone), then their memories where current and passing the
@@ -157,7 +158,7 @@ def search_sql(
     d = sql.dialect
     columns = ", ".join("m." + c for c in d.memory_columns.split(", "))
     distance = f"v.embedding OPERATOR({schema}.<=>) %s::{schema}.vector"
-    where, params = sql.filters(prefix, tags, now)
+    where, params = sql.filters(prefix, tags, now, kinds)
     text = (
         f"SELECT {columns}, 1 - c.distance AS score FROM (SELECT v.namespace, v.key,"
         f" v.version, {distance} AS distance FROM memory_vectors v WHERE v.namespace = %s"

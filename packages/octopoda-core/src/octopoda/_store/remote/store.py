@@ -223,12 +223,13 @@ class RemoteStore(VectorReads):
         return self._call("history", namespace, key, limit)  # type: ignore[no-any-return]
 
     def current(self, namespace: str, **kwargs: Any) -> list[StoredRow]:
-        return self._call("current", namespace, **kwargs)  # type: ignore[no-any-return]
+        return self._call("current", namespace, **_filters(kwargs))  # type: ignore[no-any-return]
 
     def search(
         self, namespace: str, terms: Sequence[str], **kwargs: Any
     ) -> list[tuple[StoredRow, float]]:
-        return self._call("search", namespace, list(terms), **kwargs)  # type: ignore[no-any-return]
+        found = self._call("search", namespace, list(terms), **_filters(kwargs))
+        return found  # type: ignore[no-any-return]
 
     def all_versions(self, namespace: str) -> Iterator[StoredRow]:
         return iter(self._call("all_versions", namespace))
@@ -326,15 +327,27 @@ class RemoteStore(VectorReads):
         tags: Sequence[str],
         now: float | None,
         limit: int,
+        kinds: Sequence[str] = (),
     ) -> list[tuple[StoredRow, float]]:
-        return self._call(  # type: ignore[no-any-return]
-            "_vector_search", namespace, query, model, prefix, list(tags), now, limit
-        )
+        args = (namespace, query, model, prefix, list(tags), now, limit)
+        if kinds:  # (only then: a server without kinds still answers the others)
+            return self._call("_vector_search", *args, list(kinds))  # type: ignore[no-any-return]
+        return self._call("_vector_search", *args)  # type: ignore[no-any-return]
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             self._session.close()
+
+
+def _filters(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A read's keyword arguments as sent: ``kinds`` only when it filters (a server of an
+    Octopoda without kinds still answers every other read)."""
+    if "kinds" in kwargs:
+        kinds = kwargs.pop("kinds")
+        if kinds:
+            kwargs["kinds"] = list(kinds)
+    return kwargs
 
 
 class _HeadMoved(Exception):

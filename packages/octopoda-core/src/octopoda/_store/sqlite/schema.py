@@ -220,6 +220,11 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    (
+        "0008_memory_kind",
+        # What a version is ("fact", "preference", ...: remember(kind=)); NULL: no kind.
+        ("ALTER TABLE memories ADD COLUMN kind TEXT",),
+    ),
 )
 
 
@@ -231,7 +236,7 @@ class SqliteDialect(Dialect):
 
     param = "?"
     memory_columns = (
-        "key, version, encoding, value, tags, created_at, expires_at, seq, author, erased"
+        "key, version, encoding, value, tags, created_at, expires_at, seq, author, erased, kind"
     )
     value_size = "LENGTH(CAST(value AS BLOB))"
 
@@ -249,6 +254,7 @@ class SqliteDialect(Dialect):
                 seq=r[7],
                 author=r[8],
                 erased=erased == 1 if erased in (0, 1) else erased,
+                kind=r[10],
             )
         )
 
@@ -339,7 +345,7 @@ MAX_VERSIONS: Final = (
 )
 INSERT_MEMORY: Final = (
     "INSERT INTO memories (namespace, key, version, encoding, value, tags, author, created_at,"
-    " expires_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " expires_at, seq, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 INSERT_EVENT: Final = (
     "INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash, run_id)"
@@ -400,12 +406,13 @@ def memory_row(w: MemoryWrite, version: int, agent: str, time: float, seq: int) 
         time if w.created_at is None else w.created_at,
         w.expires_at,
         seq,
+        w.kind,
     )
 
 
 UNDECODABLE_SCAN: Final = (
     "SELECT version, seq, typeof(value), CAST(key AS BLOB), CAST(encoding AS BLOB),"
-    " CAST(tags AS BLOB), CAST(author AS BLOB), CAST(value AS BLOB)"
+    " CAST(tags AS BLOB), CAST(author AS BLOB), CAST(value AS BLOB), CAST(kind AS BLOB)"
     " FROM memories WHERE namespace = ? ORDER BY key, version"
 )
 """Every memory row of a namespace with its text columns as bytes: to find one that is not

@@ -358,7 +358,7 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         rows = self._fetchall(q.UNDECODABLE_SCAN, (namespace,))
         for version, seq, kind, *columns in rows:
             for name, raw in zip(
-                ("key", "encoding", "tags", "author", "value"), columns, strict=True
+                ("key", "encoding", "tags", "author", "value", "kind"), columns, strict=True
             ):
                 if raw is None or (name == "value" and kind != "text"):
                     continue
@@ -434,10 +434,10 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         tags: Sequence[str],
         now: float | None,
         limit: int,
+        kinds: Sequence[str] = (),
     ) -> list[tuple[StoredRow, float]]:
-        return self._matrices.search(
-            self._fetchall, namespace, query, model, q.SEARCH.filtered(prefix, tags, now), limit
-        )
+        filtered = q.SEARCH.filtered(prefix, tags, now, kinds)
+        return self._matrices.search(self._fetchall, namespace, query, model, filtered, limit)
 
     # -- maintenance ----------------------------------------------------------------------
 
