@@ -166,3 +166,13 @@ def test_equal_bytes_values_merge_and_keep_their_bytes(agent: AgentRuntime) -> N
     assert [(g["keep"], g["duplicates"]) for g in done["groups"]] == [("blob.b", ["blob.a"])]
     assert agent.recall("blob.b").value == b"\x00\x01raw" and agent.recall("blob.b").version == 2
     assert agent.audit.verify().ok
+
+
+def test_a_merged_survivor_keeps_its_kind(agent: AgentRuntime) -> None:
+    agent.remember("tea.old", TEA, kind="note")
+    agent.remember("tea.new", TEA_AGAIN, kind="preference")
+    agent.consolidate(dry_run=False)
+    survivor = agent.recall("tea.new")
+    assert survivor.version == 2 and survivor.kind == "preference"
+    assert [m.key for m in agent.search(kinds=["preference"])] == ["tea.new"]
+    assert agent.audit.verify().ok

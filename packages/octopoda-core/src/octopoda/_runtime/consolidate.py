@@ -124,6 +124,7 @@ class ConsolidateMixin(RuntimeBase):
                     stored_sha256(keep),
                     tags,
                     keep.expires_at,
+                    kind=keep.kind,  # (the survivor stays what it was)
                 )
             )
             writes.extend(
