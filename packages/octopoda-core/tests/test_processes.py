@@ -366,7 +366,7 @@ def test_a_fresh_interpreter_recalls_what_another_remembered(
         [
             op("remember", "alice", "profile", profile_v1, tags=["user", "pii"]),
             op("remember", "alice", "profile", profile_v2, tags=["user"]),
-            op("remember", "alice", "blob", blob, tags=["binary"]),
+            op("remember", "alice", "blob", blob, tags=["binary"], kind="file"),
             op("remember", "alice", "session", {"token": "t-123"}, ttl=3600),
             op("remember", "alice", "flash", "gone soon", ttl=0.3),
             op("remember", "alice", "temp", "to be forgotten"),
@@ -415,7 +415,9 @@ def test_a_fresh_interpreter_recalls_what_another_remembered(
         p3,
     ) = read
 
-    def found(rec: dict[str, Any], value: Any, tags: list[str], expires: Any = None) -> dict:
+    def found(
+        rec: dict[str, Any], value: Any, tags: list[str], expires: Any = None, kind: Any = None
+    ) -> dict:
         return {
             "key": rec["key"],
             "found": True,
@@ -425,6 +427,7 @@ def test_a_fresh_interpreter_recalls_what_another_remembered(
             "tags": tags,
             "expires_at": expires,
             "seq": rec["seq"],
+            "kind": kind,
         }
 
     def missing(key: str) -> dict[str, Any]:
@@ -432,7 +435,7 @@ def test_a_fresh_interpreter_recalls_what_another_remembered(
 
     assert r_profile == found(p2, profile_v2, ["user"])
     assert r_profile_v1 == found(p1, profile_v1, ["user", "pii"])
-    assert r_blob == found(w_blob, blob, ["binary"])
+    assert r_blob == found(w_blob, blob, ["binary"], kind="file")
     assert r_session == found(
         w_session, {"token": "t-123"}, [], round(w_session["created_at"] + 3600, 6)
     )

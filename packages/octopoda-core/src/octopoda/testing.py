@@ -5,6 +5,9 @@
 * :func:`memory_store`: a fresh in-memory SQLite store.
 * :class:`FakeEmbedder`: a deterministic embedder (hashed bag of words, with synonyms you
   choose) for testing search by meaning without a model.
+* :func:`run_script_with_init`: run an unmodified script after ``octopoda.init()`` (or
+  init twice, init then shutdown, or an integration's ``activate`` twice), for an
+  adapter's init tests in a subprocess.
 * :class:`StoreConformance`: the contract every store backend passes. A backend's test
   module subclasses it and provides a ``store`` fixture::
 
@@ -30,6 +33,7 @@ import pytest
 
 from ._audit.chain import GENESIS_HASH, event_hash
 from ._errors import AccessDenied, InvalidInput, NotFound, VersionConflict
+from ._instrument.script import run_script_with_init
 from ._records import Event
 from ._runtime.pipeline import Pipeline
 from ._runtime.runtime import AgentRuntime
@@ -56,6 +60,7 @@ __all__ = [
     "StoreConformance",
     "capture_events",
     "memory_store",
+    "run_script_with_init",
 ]
 
 
