@@ -10,6 +10,7 @@ its commands in turn, so the processes interleave deterministically."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -143,3 +144,47 @@ def test_a_resume_in_another_process_starts_the_run_afresh_everywhere(
         assert answer["ok"] and not answer["paused"] and _kinds(answer) == [], answer
     answer = b.call("tool", run="thread-1", **TOOL)
     assert answer["paused"] is True, answer
+
+
+@pytest.fixture
+def hub(request: pytest.FixtureRequest) -> str:
+    """The test server of the remote suites (``conftest.py``: ``remote_hub``)."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("requests")
+    return str(request.getfixturevalue("remote_hub"))
+
+
+def test_a_commit_retried_on_a_server_is_observed_once(hub: str) -> None:
+    """The pipeline runs between the server's plan and its commit; another client stores
+    an event of the agent meanwhile (here: from within the pipeline), so the commit finds
+    the head moved and is planned and run again. The detectors see the other client's
+    event, and this one once: two failures are not yet a retry loop, three are."""
+    from octopoda._store.remote.store import RemoteStore
+
+    url = f"{hub}/t/retried_{os.getpid()}"
+    here, there = RemoteStore(url), RemoteStore(url)
+    other = AgentRuntime(AGENT, store=there)
+    runs: list[int] = []
+
+    def interfere(event: Any) -> Any:
+        if event.kind == "tool_call":
+            runs.append(event.seq)
+            if len(runs) == 2:
+                other.record_llm_call("gpt-test", run_id="thread-1")
+        return event
+
+    agent = AgentRuntime(AGENT, store=here, processors=[interfere])
+    args, error = TOOL["args"], TOOL["error"]
+    try:
+        agent.record_tool_call(TOOL["name"], args, error=error, run_id="thread-1")
+        second = agent.record_tool_call(TOOL["name"], args, error=error, run_id="thread-1")
+        assert runs == [1, 2, 3] and second.seq == 3  # (planned again after the move)
+        assert agent.loop_status("thread-1").state == "ok"
+        agent.record_tool_call(TOOL["name"], args, error=error, run_id="thread-1")
+        assert [s.kind for s in agent.loop_status("thread-1").signals] == ["retry"]
+        assert agent.audit.verify().ok
+    finally:
+        agent.close()
+        other.close()
+        here.close()
+        there.close()
