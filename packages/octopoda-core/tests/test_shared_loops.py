@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from octopoda import AgentRuntime
+from octopoda import AgentRuntime, SqliteStore
 
 TESTS = Path(__file__).parent
 AGENT = "weather-bot"
@@ -69,11 +69,16 @@ def processes(store: str) -> Iterator[Processes]:
 
 
 def _retries(store: str, run: str | None = None) -> list[Any]:
-    agent = AgentRuntime(AGENT, store=store)
+    """The retry loops recorded, read here (an SQLite file through ``SqliteStore``: the
+    very file whatever ``--store-backend`` says)."""
+    opened = SqliteStore(store) if "://" not in store else None
+    agent = AgentRuntime(AGENT, store=opened or store)
     try:
         return [s for s in agent.loop_history(run_id=run) if s.kind == "retry"]
     finally:
         agent.close()
+        if opened is not None:
+            opened.close()
 
 
 def _kinds(answer: dict[str, Any]) -> list[str]:
@@ -188,3 +193,17 @@ def test_a_commit_retried_on_a_server_is_observed_once(hub: str) -> None:
         other.close()
         here.close()
         there.close()
+
+
+def test_guard_tool_call_judges_the_loop_other_processes_formed(processes: Processes) -> None:
+    """A process that only warns records the loop; one with a pause policy refuses the
+    run's next call from its guard alone (it had stored nothing since)."""
+    (warner,) = processes(1)
+    (pauser,) = processes(1, PAUSE)
+    assert pauser.call("guard", run="thread-1", name=TOOL["name"], args=TOOL["args"])["ok"]
+    for _ in range(3):
+        answer = warner.call("tool", run="thread-1", **TOOL)
+    assert _kinds(answer) == ["retry"] and answer["paused"] is False
+    refused = pauser.call("guard", run="thread-1", name=TOOL["name"], args=TOOL["args"])
+    assert not refused["ok"] and refused["error"]["type"] == "AgentPaused", refused
+    assert _kinds(refused) == ["retry"]

@@ -192,17 +192,24 @@ class LoopGuard:
         return dispatch
 
     def caught_up(self, event: Event) -> bool:
-        """Before ``event`` (stamped with its seq), observe the agent's events other writers
-        (processes sharing the store, clients of one server) stored since the last one seen
-        here, at most the last ``CATCH_UP_EVENTS``: detection follows the agent's whole
-        chain. They update detection only: their loops and outages were recorded, and their
-        pauses applied, by the process that stored them. True when ``event`` itself was
+        """Before ``event`` (stamped with its seq), observe the events other writers stored
+        since the last one seen here (``catch_up``). True when ``event`` itself was
         observed already: its commit is being retried (the head moved on a server after
         the pipeline ran; the chainer had given it a hash)."""
-        seq = event.seq
-        after = max(self.through[0], seq - 1 - CATCH_UP_EVENTS)
-        self.through[0] = seq - 1  # (first: the events below pass the processor's check)
-        others = list(self.store.events(self.agent, after_seq=after, until_seq=seq - 1))
+        self.catch_up(event.seq - 1)
+        return bool(event.hash)
+
+    def catch_up(self, head: int) -> None:
+        """Observe the agent's events up to seq ``head`` that other writers (processes
+        sharing the store, clients of one server) stored since the last one seen here, at
+        most the last ``CATCH_UP_EVENTS``: detection follows the agent's whole chain. They
+        update detection only: their loops and outages were recorded, and their pauses
+        applied, by the process that stored them."""
+        after = max(self.through[0], head - CATCH_UP_EVENTS)
+        if head <= after:
+            return
+        self.through[0] = head  # (first: the events below pass the processor's check)
+        others = list(self.store.events(self.agent, after_seq=after, until_seq=head))
         runs: set[str | None] = {None}
         runs.update(r for r in (e.payload.get("run_id") for e in others) if type(r) is str)
         marks = {run: self._mark(run) for run in runs}
@@ -220,7 +227,6 @@ class LoopGuard:
                 state.monitor.detections = 0 if fresh else detections
         if not outages:
             self.outages.unannounced()
-        return bool(event.hash)
 
     def _mark(self, run: str | None) -> tuple[RunState | None, int, frozenset[tuple[str, str]]]:
         """A run's state before a catch-up: its loops counted and those still to record."""
