@@ -207,3 +207,37 @@ def test_guard_tool_call_judges_the_loop_other_processes_formed(processes: Proce
     refused = pauser.call("guard", run="thread-1", name=TOOL["name"], args=TOOL["args"])
     assert not refused["ok"] and refused["error"]["type"] == "AgentPaused", refused
     assert _kinds(refused) == ["retry"]
+
+
+class CountingStore(SqliteStore):
+    """An SQLite store that counts the events it reads back."""
+
+    read = 0
+
+    def events(self, agent: str, **kwargs: Any) -> Iterator[Any]:
+        for event in super().events(agent, **kwargs):
+            self.read += 1
+            yield event
+
+
+def test_the_catch_up_is_bounded_and_a_single_writer_reads_nothing(tmp_path: Path) -> None:
+    from octopoda._loops.guard import CATCH_UP_EVENTS
+
+    store = CountingStore(tmp_path / "counted.db")
+    here, there = AgentRuntime(AGENT, store=store), AgentRuntime(AGENT, store=store)
+    try:
+        here.record_tool_call("lookup", 0, result="first")
+        for i in range(CATCH_UP_EVENTS + 100):  # another runtime of the agent writes a lot
+            there.record_tool_call("lookup", i, result=f"page {i}")
+        store.read = 0
+        here.record_tool_call("lookup", "next", result="more")
+        assert store.read == CATCH_UP_EVENTS  # the last 256, not the whole history
+        store.read = 0
+        for i in range(20):  # the only writer now: no reads at all
+            here.record_tool_call("lookup", ("again", i), result=f"again {i}")
+            here.guard_tool_call("lookup", ("again", i + 1))
+        assert store.read == 0
+    finally:
+        here.close()
+        there.close()
+        store.close()
