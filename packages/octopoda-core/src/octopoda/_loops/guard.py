@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .._runtime.pipeline import Processor
     from .._store import Store
 
-__all__ = ["DETECTORS", "WARM_UP_EVENTS", "LoopGuard", "paused_error"]
+__all__ = ["CATCH_UP_EVENTS", "DETECTORS", "WARM_UP_EVENTS", "LoopGuard", "paused_error"]
 
 DETECTORS: Final[dict[str, Callable[..., Detector]]] = {
     "retry": RetryDetector,
@@ -45,6 +45,10 @@ WARM_UP_EVENTS: Final = 256
 """At start, a runtime replays the agent's last 256 events through its detectors (about a
 millisecond), so a loop that spans restarts (a crash loop, even after a long start-up) is
 still seen."""
+CATCH_UP_EVENTS: Final = WARM_UP_EVENTS
+"""At most the last 256 of the events other writers stored since this runtime's last one
+are observed before its next (``LoopGuard.caught_up``): what the detectors' windows need."""
+_PAUSES: Final = frozenset({"paused", "resumed"})
 
 Tripped = tuple[str, LoopSignal | None, str | None]
 """Why the policy wants a pause, the signal that tripped it (None: a cap), and the run to
@@ -67,6 +71,9 @@ class LoopGuard:
         self.runs = RunStates(self._detectors)
         self.default = self.runs.default
         self.outages = OutageWatch(self.policy.outage_runs, self.policy.outage_window_seconds)
+        self.through = [0]
+        """The agent's events are observed here up to this seq (its own as it commits them,
+        the others' caught up): a list, read by the processor without a lookup."""
         self._detect: Processor = self._dispatcher()
         self.operations: Counter[str] = Counter()
         self.read_us: deque[float] = deque(maxlen=2048)
@@ -120,9 +127,11 @@ class LoopGuard:
         row = self.store.agent(self.agent)
         if row is None:
             return
-        for event in self.store.events(self.agent, after_seq=max(0, row.head_seq - WARM_UP_EVENTS)):
+        head = self.through[0] = row.head_seq
+        after = max(0, head - WARM_UP_EVENTS)
+        for event in self.store.events(self.agent, after_seq=after, until_seq=head):
             self._detect(event)
-            if event.kind == "paused" or event.kind == "resumed":
+            if event.kind in _PAUSES:
                 self._replay_pause(event)
         for state in self.runs:  # already recorded by the process that saw them
             state.monitor.unannounced()
@@ -166,8 +175,13 @@ class LoopGuard:
         default = self.default.process
         state_of_run = self.runs.get
         observe = self.outages.observe
+        through = self.through
+        caught_up = self.caught_up
 
         def dispatch(event: Event) -> Event:
+            # (another writer stored events of the agent since the last one seen here)
+            if event.seq > through[0] + 1 and caught_up(event):
+                return event
             run = event.payload.get("run_id")
             if run is None or type(run) is not str:  # (not a str: not a runtime's; the agent's)
                 return default(event)
@@ -176,6 +190,58 @@ class LoopGuard:
             return state_of_run(run).process(event)
 
         return dispatch
+
+    def caught_up(self, event: Event) -> bool:
+        """Before ``event`` (stamped with its seq), observe the events other writers stored
+        since the last one seen here (``catch_up``). True when ``event`` itself was
+        observed already: its commit is being retried (the head moved on a server after
+        the pipeline ran; the chainer had given it a hash)."""
+        self.catch_up(event.seq - 1)
+        return bool(event.hash)
+
+    def catch_up(self, head: int) -> None:
+        """Observe the agent's events up to seq ``head`` that other writers (processes
+        sharing the store, clients of one server) stored since the last one seen here, at
+        most the last ``CATCH_UP_EVENTS``: detection follows the agent's whole chain. They
+        update detection only: their loops and outages were recorded, and their pauses
+        applied, by the process that stored them."""
+        after = max(self.through[0], head - CATCH_UP_EVENTS)
+        if head <= after:
+            return
+        self.through[0] = head  # (first: the events below pass the processor's check)
+        others = list(self.store.events(self.agent, after_seq=after, until_seq=head))
+        runs: set[str | None] = {None}
+        runs.update(r for r in (e.payload.get("run_id") for e in others) if type(r) is str)
+        marks = {run: self._mark(run) for run in runs}
+        outages = self.outages.pending
+        for other in others:
+            self._detect(other)
+            if other.kind in _PAUSES:
+                self._replay_pause(other)
+            self._count_spend(other)
+        for run, (before, detections, keep) in marks.items():
+            state = self.runs.peek(run)
+            if state is not None:  # (new here, or dropped and back: all theirs)
+                fresh = state is not before
+                state.monitor.recorded_except(frozenset() if fresh else keep)
+                state.monitor.detections = 0 if fresh else detections
+        if not outages:
+            self.outages.unannounced()
+
+    def _mark(self, run: str | None) -> tuple[RunState | None, int, frozenset[tuple[str, str]]]:
+        """A run's state before a catch-up: its loops counted and those still to record."""
+        state = self.runs.peek(run)
+        if state is None:
+            return None, 0, frozenset()
+        return state, state.monitor.detections, state.monitor.unannounced_keys()
+
+    def _count_spend(self, event: Event) -> None:
+        """Another writer's call counts towards the spend cap (as the warm-up counts it)."""
+        if self.policy.spend_cap_usd is None or event.kind not in ("tool_call", "llm_call"):
+            return
+        cost = event.payload.get("cost_usd", 0.0)
+        if type(cost) in (int, float) and math.isfinite(cost) and cost:
+            self.spend.append((event.time, cost))
 
     def state_of(self, event: Event) -> RunState:
         """The detection state of the run ``event`` belongs to."""
@@ -197,6 +263,7 @@ class LoopGuard:
     def account(self, event: Event) -> None:
         """An event this runtime committed: operations, calls, tokens and spend."""
         kind, payload, now = event.kind, event.payload, event.time
+        self.through[0] = event.seq
         self.operations[kind] += 1
         self.passes.committed(event)
         if kind in ("tool_call", "llm_call"):

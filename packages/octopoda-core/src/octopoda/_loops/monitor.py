@@ -195,6 +195,22 @@ class LoopMonitor:
     def pending(self) -> bool:
         return self._unannounced > 0
 
+    def unannounced_keys(self) -> frozenset[tuple[str, str]]:
+        """The (kind, stream) of the signals not yet recorded (none: no loop to walk)."""
+        if not self._unannounced:
+            return frozenset()
+        return frozenset(k for k, a in self.active.items() if not a.announced)
+
+    def recorded_except(self, keep: frozenset[tuple[str, str]]) -> None:
+        """Mark every active signal recorded but those of ``keep``: the signals events of
+        other processes formed, which the process that stored them recorded (the guard's
+        catch-up)."""
+        left = 0
+        for key, active in self.active.items():
+            active.announced = key not in keep
+            left += key in keep
+        self._unannounced = left
+
 
 class Detector:
     """The base of the five detectors: a kind, the monitor it reports to, and ``report``.

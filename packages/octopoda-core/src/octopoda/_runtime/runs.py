@@ -44,7 +44,8 @@ class RunsMixin(RuntimeBase):
         """Call before running a tool: raises :class:`AgentPaused` when the agent or its run
         ``run_id`` is paused (in this or any other process), or when the policy wants a
         pause now (a loop of that run, a cap). One read of the store: the agent's row and
-        the run's, in one statement."""
+        the run's, in one statement (and, when other processes stored events of the agent
+        since this runtime's last, one of those: detection follows the whole chain)."""
         if not isinstance(name, str) or not name:
             raise InvalidInput(f"a tool name must be a non-empty str, not {name!r}")
         guard = self._guard
@@ -55,6 +56,9 @@ class RunsMixin(RuntimeBase):
             run_id = checked_run_id(run_id)
             row, run = self._store.agent_and_run(self._agent_id, run_id)
             state = guard.runs.peek(run_id)
+        if row is not None and row.head_seq > guard.through[0] and guard.damaged is None:
+            guard.catch_up(row.head_seq)  # (other processes stored events meanwhile)
+            state = guard.default if run_id is None else guard.runs.peek(run_id)
         if row is not None and row.status == "paused":
             raise paused_error(self._agent_id, row.status_reason)
         if run is not None and run.status == "paused":
