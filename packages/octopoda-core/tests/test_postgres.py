@@ -183,7 +183,7 @@ def test_keys_sort_like_sqlite_binary(pg: PostgresStore, tmp_path: Path) -> None
 # -- statements and locks ---------------------------------------------------------------------
 
 
-def test_a_remember_is_five_statements_in_two_round_trips(
+def test_a_remember_is_three_statements_in_two_round_trips(
     postgres_clean_url: str, tmp_path: Path
 ) -> None:
     import psycopg
@@ -207,12 +207,10 @@ def test_a_remember_is_five_statements_in_two_round_trips(
                 conn.pgconn.untrace()
         lock_sql, _ = lock_statement(*lock_plan("bot", [("agent:bot", "k")]))
         assert lock_sql.count("pg_advisory_xact_lock") == 3  # agent, namespace, key
-        assert statements == [
-            "BEGIN",
+        assert statements == [  # (no BEGIN or COMMIT: the pipeline's Sync commits)
             lock_sql,
             q.HEAD_AND_KEY,  # ---- round trip 1 ends; the pipeline runs here
-            q.INSERT_MEMORY_AND_EVENT,  # the row, the event and the new head
-            "COMMIT",  # ---- round trip 2
+            q.INSERT_MEMORY_AND_EVENT,  # ---- round trip 2: the row, the event, the new head
         ]
         directions = [line.split("\t")[0] for line in trace.read_text().splitlines()]
         turns = sum(1 for pair in itertools.pairwise(directions) if pair == ("F", "B"))
@@ -303,6 +301,38 @@ def test_an_agents_row_comes_with_its_first_event_and_not_with_a_refused_one(
     row = pg.agent("fresh")
     assert row is not None and (row.created_at, row.head_seq, row.last_active) == (50.0, 2, 51.0)
     assert agent.recall("k").value == 2
+
+
+@pytest.mark.parametrize("writes", [0, 1])
+def test_a_plain_commit_holds_its_locks_from_the_head_read_to_its_commit(
+    pg: PostgresStore, postgres_clean_url: str, writes: int
+) -> None:
+    """A plain commit sends no BEGIN: its two round trips are one implicit transaction, which
+    the pipeline's Sync ends (not the flush that fetches round trip 1)."""
+    from octopoda._store.postgres.locks import lock_id
+
+    commit(pg, [json_write("k", "0")])
+    held = (
+        "SELECT (classid::bigint << 32) | objid::bigint FROM pg_locks"
+        " WHERE locktype = 'advisory' AND granted"
+    )
+    seen: list[Any] = []
+    with admin(postgres_clean_url) as other:
+
+        def between_round_trips(event: Event) -> Event:  # (the pipeline runs here)
+            locks = {r[0] for r in other.execute(held)}
+            stored = other.execute("SELECT count(*) FROM events WHERE agent = 'a'").fetchone()
+            seen.append((lock_id(b"agent", "a") in locks, stored[0]))
+            return Pipeline().run(event)
+
+        event, _ = pg.commit(
+            Event("a", "t", {}, 1001.0), [json_write("k", "1")][:writes], between_round_trips
+        )
+        assert seen == [(True, 1)]  # the agent's lock held, the event not yet visible
+        assert other.execute(held).fetchall() == []  # committed: every lock released
+        row = other.execute("SELECT seq, hash FROM events WHERE agent = 'a' AND seq = 2")
+        assert row.fetchone() == (2, event.hash)
+    assert pg.agent("a").head_seq == 2  # type: ignore[union-attr]
 
 
 def test_lock_statement_takes_every_planned_lock_in_its_mode(postgres_clean_url: str) -> None:
@@ -418,6 +448,32 @@ def test_a_connection_lost_after_chaining_reports_the_outcome(postgres_clean_url
             agent.remember("k", 2)
         agent.pipeline.processors.remove(kill_connection)
         assert agent.recall("k").version == 1
+        assert agent.remember("k", 3).version == 2
+        assert agent.audit.verify().ok
+    finally:
+        store.close()
+
+
+def test_a_plain_commit_refused_at_commit_time_stores_nothing(postgres_clean_url: str) -> None:
+    """Octopoda's schema has no deferred constraint, but a database's own may refuse a
+    plain commit at its Sync (no COMMIT statement): the store settles the outcome."""
+    store = open_pg(postgres_clean_url)
+    try:
+        agent = AgentRuntime("a", store=store)
+        agent.remember("k", 1)
+        with admin(postgres_clean_url) as conn:
+            conn.execute(
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                " IF NEW.payload LIKE '%%refused%%' THEN RAISE EXCEPTION 'refused'; END IF;"
+                " RETURN NULL; END $$"
+            )
+            conn.execute(
+                "CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON events DEFERRABLE"
+                " INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse()"
+            )
+        with pytest.raises(StorageError, match="nothing was stored, so it is safe to repeat"):
+            agent.remember("refused", 2)
+        assert not agent.recall("refused").found
         assert agent.remember("k", 3).version == 2
         assert agent.audit.verify().ok
     finally:

@@ -12,7 +12,15 @@
 3. :meth:`RoundTrips.finish` queues the memory rows, the operations, the event with the
    new head, the status and the snapshot, and ``COMMIT``. A commit of one memory row and no
    operations (every ``remember``) writes the row, the event and the head in one statement
-   (:data:`~.schema.INSERT_MEMORY_AND_EVENT`): a remember is five statements in all.
+   (:data:`~.schema.INSERT_MEMORY_AND_EVENT`).
+
+A plain commit (:func:`~octopoda._store.planner.is_plain_commit`: every ``remember``, tool
+call, LLM call and decision) without a status change sends no ``BEGIN`` or ``COMMIT``: its
+statements run in the implicit transaction that the pipeline's ``Sync`` ends (psycopg
+fetches round trip 1 with a flush request, which does not end it), so the locks are held
+from the head read to the commit as in an explicit one. Round trip 1 writes nothing and
+round trip 2 is one statement, so a failure at any point leaves nothing half written; the
+``Sync``'s reply, which the pipeline's exit waits for, is sent after the commit is durable.
 
 Before any of it, :func:`check_storable` refuses what PostgreSQL would reject halfway
 through (a NUL character, a lone surrogate).
@@ -167,6 +175,9 @@ class RoundTrips:
         self.plan: CommitPlan | None = None
         self.conflict_ids: list[int] = []
         self.first = False
+        # A plain commit without a status writes one statement in round trip 2: it needs no
+        # BEGIN and COMMIT (module doc).
+        self.implicit = status is None and is_plain_commit(writes, ops, snapshot)
         self.message_ids: list[int] = []
 
     @property
@@ -182,7 +193,8 @@ class RoundTrips:
         """Queue round trip 1: lock, create the agent row, read what the commit depends on."""
         agent = self.event.agent
         run = self.run
-        run(conn, "BEGIN")
+        if not self.implicit:
+            run(conn, "BEGIN")
         run(conn, self.lock_sql, self.lock_params)
         slots = self.needs.slots
         if len(slots) == 1:
@@ -276,7 +288,8 @@ class RoundTrips:
         if self.snapshot is not None:
             sql = q.REPLACE_SNAPSHOT if self.replace_snapshot else q.INSERT_SNAPSHOT
             run(conn, sql, (agent, self.snapshot, seq, time))
-        run(conn, "COMMIT")
+        if not self.implicit:
+            run(conn, "COMMIT")
 
     def _apply_ops(
         self, conn: Connection, plan: CommitPlan, agent: str, seq: int, time: float
