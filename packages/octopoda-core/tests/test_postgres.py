@@ -183,13 +183,13 @@ def test_keys_sort_like_sqlite_binary(pg: PostgresStore, tmp_path: Path) -> None
 # -- statements and locks ---------------------------------------------------------------------
 
 
-def test_a_remember_is_six_statements_in_two_round_trips(
+def test_a_remember_is_three_statements_in_two_round_trips(
     postgres_clean_url: str, tmp_path: Path
 ) -> None:
     import psycopg
 
     from octopoda._store.postgres import schema as q
-    from octopoda._store.postgres.locks import LOCK
+    from octopoda._store.postgres.locks import lock_plan, lock_statement
 
     statements: list[str] = []
     store = open_pg(postgres_clean_url, min_size=1, max_size=1, tracer=statements.append)
@@ -205,13 +205,12 @@ def test_a_remember_is_six_statements_in_two_round_trips(
             agent.remember("k", {"v": 1})
             with store._pool().connection() as conn:
                 conn.pgconn.untrace()
-        assert statements == [
-            "BEGIN",
-            LOCK,
+        lock_sql, _ = lock_statement(*lock_plan("bot", [("agent:bot", "k")]))
+        assert lock_sql.count("pg_advisory_xact_lock") == 3  # agent, namespace, key
+        assert statements == [  # (no BEGIN or COMMIT: the pipeline's Sync commits)
+            lock_sql,
             q.HEAD_AND_KEY,  # ---- round trip 1 ends; the pipeline runs here
-            q.INSERT_MEMORY,
-            q.INSERT_EVENT,
-            "COMMIT",  # ---- round trip 2
+            q.INSERT_MEMORY_AND_EVENT,  # ---- round trip 2: the row, the event, the new head
         ]
         directions = [line.split("\t")[0] for line in trace.read_text().splitlines()]
         turns = sum(1 for pair in itertools.pairwise(directions) if pair == ("F", "B"))
@@ -272,6 +271,91 @@ def test_lock_plan_order_and_bulk_mode() -> None:
     ids, shared = lock_plan("a", bulk)
     assert ids == [lock_id(b"agent", "a"), lock_id(b"namespace", "agent:a")]
     assert shared == [False, False]
+
+
+@pytest.mark.parametrize("first", ["remember", "status"])
+def test_an_agents_row_comes_with_its_first_event_and_not_with_a_refused_one(
+    pg: PostgresStore, first: str
+) -> None:
+    from octopoda import VersionConflict
+
+    now = [49.0]
+    agent = AgentRuntime("fresh", store=pg, clock=lambda: now[0])
+    with pytest.raises(VersionConflict):
+        agent._commit("note", {}, [], expected_seq=3)  # refused by the planner
+    assert pg.agent("fresh") is None and pg.agents() == []
+    now[0] = 50.0
+    if first == "remember":  # (the memory row, the event and the agent row: one statement)
+        agent.remember("k", 1)
+    else:
+        agent._commit("paused", {}, status=("paused", "why"))
+    row = pg.agent("fresh")
+    assert row is not None
+    assert (row.created_at, row.head_seq, row.last_active) == (50.0, 1, 50.0)
+    assert (row.status, row.status_reason) == (
+        ("active", None) if first == "remember" else ("paused", "why")
+    )
+    assert row.head_hash == next(iter(pg.events("fresh"))).hash
+    now[0] = 51.0
+    agent.remember("k", 2)
+    row = pg.agent("fresh")
+    assert row is not None and (row.created_at, row.head_seq, row.last_active) == (50.0, 2, 51.0)
+    assert agent.recall("k").value == 2
+
+
+@pytest.mark.parametrize("writes", [0, 1])
+def test_a_plain_commit_holds_its_locks_from_the_head_read_to_its_commit(
+    pg: PostgresStore, postgres_clean_url: str, writes: int
+) -> None:
+    """A plain commit sends no BEGIN: its two round trips are one implicit transaction, which
+    the pipeline's Sync ends (not the flush that fetches round trip 1)."""
+    from octopoda._store.postgres.locks import lock_id
+
+    commit(pg, [json_write("k", "0")])
+    held = (
+        "SELECT (classid::bigint << 32) | objid::bigint FROM pg_locks"
+        " WHERE locktype = 'advisory' AND granted"
+    )
+    seen: list[Any] = []
+    with admin(postgres_clean_url) as other:
+
+        def between_round_trips(event: Event) -> Event:  # (the pipeline runs here)
+            locks = {r[0] for r in other.execute(held)}
+            stored = other.execute("SELECT count(*) FROM events WHERE agent = 'a'").fetchone()
+            seen.append((lock_id(b"agent", "a") in locks, stored[0]))
+            return Pipeline().run(event)
+
+        event, _ = pg.commit(
+            Event("a", "t", {}, 1001.0), [json_write("k", "1")][:writes], between_round_trips
+        )
+        assert seen == [(True, 1)]  # the agent's lock held, the event not yet visible
+        assert other.execute(held).fetchall() == []  # committed: every lock released
+        row = other.execute("SELECT seq, hash FROM events WHERE agent = 'a' AND seq = 2")
+        assert row.fetchone() == (2, event.hash)
+    assert pg.agent("a").head_seq == 2  # type: ignore[union-attr]
+
+
+def test_lock_statement_takes_every_planned_lock_in_its_mode(postgres_clean_url: str) -> None:
+    import psycopg
+
+    from octopoda._store.postgres.locks import LOCK, LOCK_CALLS_LIMIT, lock_plan, lock_statement
+
+    few = lock_plan("a", [("agent:a", "k"), ("space:x", "k")])
+    many = lock_plan("a", [("agent:a", f"k{i}") for i in range(LOCK_CALLS_LIMIT)])
+    assert len(few[0]) <= LOCK_CALLS_LIMIT < len(many[0])
+    assert lock_statement(*many)[0] == LOCK  # past the limit: one array statement
+    held = (
+        "SELECT (classid::bigint << 32) | objid::bigint, mode = 'ShareLock' FROM pg_locks"
+        " WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+    )
+    with psycopg.connect(postgres_clean_url) as conn:
+        for ids, shared in (few, many):
+            sql, params = lock_statement(ids, shared)
+            conn.execute(sql, params)
+            assert dict(conn.execute(held).fetchall()) == dict(zip(ids, shared, strict=True))
+            conn.rollback()  # (transaction-level locks: released)
+            assert conn.execute(held).fetchall() == []
+            conn.rollback()
 
 
 def test_a_commit_of_many_keys_does_not_exhaust_the_lock_table(pg: PostgresStore) -> None:
@@ -364,6 +448,32 @@ def test_a_connection_lost_after_chaining_reports_the_outcome(postgres_clean_url
             agent.remember("k", 2)
         agent.pipeline.processors.remove(kill_connection)
         assert agent.recall("k").version == 1
+        assert agent.remember("k", 3).version == 2
+        assert agent.audit.verify().ok
+    finally:
+        store.close()
+
+
+def test_a_plain_commit_refused_at_commit_time_stores_nothing(postgres_clean_url: str) -> None:
+    """Octopoda's schema has no deferred constraint, but a database's own may refuse a
+    plain commit at its Sync (no COMMIT statement): the store settles the outcome."""
+    store = open_pg(postgres_clean_url)
+    try:
+        agent = AgentRuntime("a", store=store)
+        agent.remember("k", 1)
+        with admin(postgres_clean_url) as conn:
+            conn.execute(
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                " IF NEW.payload LIKE '%%refused%%' THEN RAISE EXCEPTION 'refused'; END IF;"
+                " RETURN NULL; END $$"
+            )
+            conn.execute(
+                "CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON events DEFERRABLE"
+                " INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse()"
+            )
+        with pytest.raises(StorageError, match="nothing was stored, so it is safe to repeat"):
+            agent.remember("refused", 2)
+        assert not agent.recall("refused").found
         assert agent.remember("k", 3).version == 2
         assert agent.audit.verify().ok
     finally:

@@ -1,15 +1,26 @@
 """One PostgreSQL commit in two round trips (psycopg's pipeline mode).
 
 1. :meth:`RoundTrips.begin` queues ``BEGIN``; the advisory locks of
-   :func:`~.locks.lock_plan`; the agent's head (creating the agent row if missing) with
-   each written key's head version and author; the preconditions of
-   :func:`~octopoda._store.reads.queue_preconditions`; and one reserved id per message sent.
+   :func:`~.locks.lock_plan`; the agent's head (none before its first commit, which
+   inserts the agent row with its event) with each written key's head version and
+   author; the preconditions of :func:`~octopoda._store.reads.queue_preconditions`; and
+   one reserved id per message sent.
 2. :meth:`RoundTrips.prepare` collects them into a
    :class:`~octopoda._store.planner.HeadRead`, lets the planner decide, reserves the
    conflicts' ids when a write is stale (one more round trip, only then) and stamps the
    event. The pipeline runs (it hashes the event).
 3. :meth:`RoundTrips.finish` queues the memory rows, the operations, the event with the
-   new head, the status and the snapshot, and ``COMMIT``.
+   new head, the status and the snapshot, and ``COMMIT``. A commit of one memory row and no
+   operations (every ``remember``) writes the row, the event and the head in one statement
+   (:data:`~.schema.INSERT_MEMORY_AND_EVENT`).
+
+A plain commit (:func:`~octopoda._store.planner.is_plain_commit`: every ``remember``, tool
+call, LLM call and decision) without a status change sends no ``BEGIN`` or ``COMMIT``: its
+statements run in the implicit transaction that the pipeline's ``Sync`` ends (psycopg
+fetches round trip 1 with a flush request, which does not end it), so the locks are held
+from the head read to the commit as in an explicit one. Round trip 1 writes nothing and
+round trip 2 is one statement, so a failure at any point leaves nothing half written; the
+``Sync``'s reply, which the pipeline's exit waits for, is sent after the commit is durable.
 
 Before any of it, :func:`check_storable` refuses what PostgreSQL would reject halfway
 through (a NUL character, a lone surrogate).
@@ -48,7 +59,7 @@ from ..reads import Preconditions, collect_preconditions, queue_preconditions
 from ..run_reads import run_of
 from . import schema as q
 from .driver import Connection
-from .locks import LOCK, lock_plan
+from .locks import lock_plan, lock_statement
 from .search_index import SEARCH_LOCK, SEARCH_LOCK_SQL
 
 __all__ = ["Attempt", "RoundTrips", "check_storable"]
@@ -156,12 +167,18 @@ class RoundTrips:
         self.status = status
         self.expected_seq = expected_seq
         self.needs = reads_needed(writes, ops, snapshot, replace_snapshot)
-        self.locks = lock_plan(event.agent, self.needs.slots, ops)
+        self.lock_sql, self.lock_params = lock_statement(
+            *lock_plan(event.agent, self.needs.slots, ops)
+        )
         self.cursors: dict[str, Any] = {}
         self.queued: Preconditions | None = None
         self.message_cursors: list[Any] = []
         self.plan: CommitPlan | None = None
         self.conflict_ids: list[int] = []
+        self.first = False
+        # A plain commit without a status writes one statement in round trip 2: it needs no
+        # BEGIN and COMMIT (module doc).
+        self.implicit = status is None and is_plain_commit(writes, ops, snapshot)
         self.message_ids: list[int] = []
 
     @property
@@ -177,14 +194,14 @@ class RoundTrips:
         """Queue round trip 1: lock, create the agent row, read what the commit depends on."""
         agent = self.event.agent
         run = self.run
-        run(conn, "BEGIN")
-        run(conn, LOCK, self.locks)
-        head = (agent, self.event.time, GENESIS_HASH, agent)
+        if not self.implicit:
+            run(conn, "BEGIN")
+        run(conn, self.lock_sql, self.lock_params)
         slots = self.needs.slots
         if len(slots) == 1:
-            self.cursors["head"] = run(conn, q.HEAD_AND_KEY, (*head, *slots[0]))
+            self.cursors["head"] = run(conn, q.HEAD_AND_KEY, (agent, *slots[0]))
         else:
-            self.cursors["head"] = run(conn, q.HEAD, head)
+            self.cursors["head"] = run(conn, q.HEAD, (agent,))
         if len(slots) > 1:
             names = [s[0] for s in slots], [s[1] for s in slots]
             self.cursors["keys"] = run(conn, q.KEY_HEADS, names)
@@ -198,6 +215,9 @@ class RoundTrips:
         the event. Raises (before the pipeline runs) what the planner raises."""
         event, writes = self.event, self.writes
         head = self.cursors["head"].fetchone()
+        self.first = head[0] is None  # (the agent's first commit: finish inserts its row)
+        if self.first:
+            head = (0, GENESIS_HASH, *head[2:])
         if is_plain_commit(writes, self.ops, self.snapshot):  # every remember
             version = (head[2] or 0) if writes else 0
             plan = plan_plain_commit(event, writes, head[0], head[1], version, self.expected_seq)
@@ -239,6 +259,16 @@ class RoundTrips:
             q.memory_row(w, v, agent, seq, time)
             for w, v in zip(plan.writes, plan.versions, strict=True)
         ]
+        chained = (event.payload_text, event.prev_hash, event.hash, run_of(event))
+        new_head = (seq, event.hash, event.time, agent)
+        created = (time,) if self.first else ()  # (the agent row's created_at)
+        event_row: tuple[Any, ...] = (agent, seq, event.time, event.kind, *chained, *new_head)
+        event_row += created
+        if len(rows) == 1 and not plan.conflicts and not plan.ops:  # (every remember)
+            sql = q.INSERT_MEMORY_AND_FIRST_EVENT if self.first else q.INSERT_MEMORY_AND_EVENT
+            run(conn, sql, (*rows[0], *event_row))
+            self._finish_after_event(conn, agent, seq, event.time)
+            return
         if len(rows) == 1:
             run(conn, q.INSERT_MEMORY, rows[0])
         elif rows:
@@ -248,15 +278,19 @@ class RoundTrips:
         for conflict_id, conflict in zip(self.conflict_ids, plan.conflicts, strict=True):
             run(conn, q.INSERT_CONFLICT, (conflict_id, *conflict[:9]))
         self._apply_ops(conn, plan, agent, seq, time)
-        chained = (event.payload_text, event.prev_hash, event.hash, run_of(event))
-        new_head = (seq, event.hash, event.time, agent)
-        run(conn, q.INSERT_EVENT, (agent, seq, event.time, event.kind, *chained, *new_head))
+        run(conn, q.INSERT_FIRST_EVENT if self.first else q.INSERT_EVENT, event_row)
+        self._finish_after_event(conn, agent, seq, event.time)
+
+    def _finish_after_event(self, conn: Connection, agent: str, seq: int, time: float) -> None:
+        """Queue what follows the event: the status, the snapshot, then COMMIT."""
+        run = self.run
         if self.status is not None:
             run(conn, q.SET_STATUS, (*self.status, agent))
         if self.snapshot is not None:
             sql = q.REPLACE_SNAPSHOT if self.replace_snapshot else q.INSERT_SNAPSHOT
-            run(conn, sql, (agent, self.snapshot, seq, event.time))
-        run(conn, "COMMIT")
+            run(conn, sql, (agent, self.snapshot, seq, time))
+        if not self.implicit:
+            run(conn, "COMMIT")
 
     def _apply_ops(
         self, conn: Connection, plan: CommitPlan, agent: str, seq: int, time: float

@@ -4,18 +4,29 @@ A commit takes transaction-level advisory locks before it reads anything: the ag
 audit-chain head), each namespace written (shared) and each key written (exclusive), and
 the objects its operations touch. Taking them in one order (agent, namespaces, keys,
 objects; by id within each) means commits never wait for each other in a cycle; each
-statement after the locks sees every commit that released them.
+statement after the locks sees every commit that released them. :func:`lock_statement`
+takes them in one statement: one function call each in a select list, or past
+:data:`LOCK_CALLS_LIMIT` locks, :data:`LOCK` over two arrays.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from ..ops import SPACE_PREFIX, CreateSpace, EraseKey, Op, ResolveConflict, SendMessage
 
-__all__ = ["KEY_LOCK_LIMIT", "LOCK", "lock_id", "lock_plan", "object_locks"]
+__all__ = [
+    "KEY_LOCK_LIMIT",
+    "LOCK",
+    "LOCK_CALLS_LIMIT",
+    "lock_id",
+    "lock_plan",
+    "lock_statement",
+    "object_locks",
+]
 
 # params: the lock ids, and whether each is shared (see lock_plan)
 LOCK: Final = (
@@ -23,12 +34,16 @@ LOCK: Final = (
     " ELSE pg_advisory_xact_lock(id) END)"
     " FROM unnest(%s::bigint[], %s::boolean[]) AS l(id, shared)"
 )
+# Up to this many locks, a commit takes them with one call each in one SELECT (a remember:
+# three), which the server runs in about half the time of LOCK's arrays.
+LOCK_CALLS_LIMIT: Final = 8
 
 # Past this many keys in one commit, its namespaces are locked exclusively instead of key by
 # key, so that an import of 10,000 keys does not exhaust the server's lock table.
 KEY_LOCK_LIMIT: Final = 32
 
 
+@functools.lru_cache(maxsize=4096)  # (an agent's and its namespace's, at every commit)
 def lock_id(domain: bytes, *parts: str) -> int:
     """A signed 64-bit advisory lock key for a name (a collision only serialises more)."""
     h = hashlib.blake2b(domain, digest_size=8, person=b"octopoda-lock")
@@ -63,6 +78,24 @@ def object_locks(slots: Sequence[tuple[str, str]], ops: Sequence[Op]) -> list[tu
         elif isinstance(op, ResolveConflict):
             add(lock_id(b"conflict", str(op.conflict_id)), False)
     return sorted(locks.items())
+
+
+@functools.lru_cache(maxsize=256)
+def _lock_calls(shared: tuple[bool, ...]) -> str:
+    calls = (
+        "pg_advisory_xact_lock_shared(%s::bigint)" if s else "pg_advisory_xact_lock(%s::bigint)"
+        for s in shared
+    )
+    return "SELECT " + ", ".join(calls)
+
+
+def lock_statement(ids: Sequence[int], shared: Sequence[bool]) -> tuple[str, Sequence[Any]]:
+    """The statement taking the locks of :func:`lock_plan`, in its order, and its parameters:
+    up to :data:`LOCK_CALLS_LIMIT` locks, one call each (a select list is evaluated left to
+    right); more, :data:`LOCK` over arrays."""
+    if len(ids) > LOCK_CALLS_LIMIT:
+        return LOCK, (list(ids), list(shared))
+    return _lock_calls(tuple(shared)), list(ids)
 
 
 def lock_plan(

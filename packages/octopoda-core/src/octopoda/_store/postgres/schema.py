@@ -336,21 +336,16 @@ SEARCH: Final = SearchSql(
 
 # -- a commit -----------------------------------------------------------------------------
 
-# Round trip 1 (after BEGIN and the locks of locks.lock_plan): the agent row, its head, the
-# heads of the keys written; then the preconditions of reads.queue_preconditions.
-# The agent's head, creating the agent on its first commit. Under the agent's lock, the row
-# either exists and is visible to this statement, or the INSERT adds it: one row either way.
-_HEAD_CTE: Final = (
-    "WITH new AS (INSERT INTO agents (id, created_at, status, head_seq, head_hash)"
-    " VALUES (%s, %s, 'active', 0, %s) ON CONFLICT (id) DO NOTHING RETURNING head_seq, head_hash),"
-    " head AS (SELECT head_seq, head_hash FROM new"
-    " UNION ALL SELECT head_seq, head_hash FROM agents WHERE id = %s)"
-)
-HEAD: Final = _HEAD_CTE + " SELECT head_seq, head_hash FROM head"
-# The same, with the newest version and author of the one key written (params: HEAD's, then
+# Round trip 1 (after BEGIN and the locks of locks.lock_plan): the agent's head, the heads
+# of the keys written; then the preconditions of reads.queue_preconditions.
+# The agent's head: NULLs before its first commit, which inserts the agent row with its event
+# (INSERT_FIRST_EVENT); under the agent's lock, no other commit can insert it meanwhile.
+HEAD: Final = "SELECT a.head_seq, a.head_hash FROM (SELECT 1) o LEFT JOIN agents a ON a.id = %s"
+# The same, with the newest version and author of the one key written (params: agent,
 # namespace, key).
 HEAD_AND_KEY: Final = (
-    _HEAD_CTE + " SELECT head.head_seq, head.head_hash, k.version, k.author FROM head"
+    "SELECT a.head_seq, a.head_hash, k.version, k.author FROM (SELECT 1) o"
+    " LEFT JOIN agents a ON a.id = %s"
     " LEFT JOIN LATERAL (SELECT version, author FROM memories WHERE namespace = %s AND key = %s"
     " ORDER BY version DESC LIMIT 1) k ON true"
 )
@@ -400,11 +395,26 @@ ERASE: Final = (
     "UPDATE memories SET value_text = NULL, value_bytea = NULL, erased = true"
     " WHERE namespace = %s AND key = %s AND version = ANY(%s::bigint[])"
 )
-# The event and the agent's new head, in one statement.
-INSERT_EVENT: Final = (
+_EVENT: Final = (
     "WITH event AS (INSERT INTO events (agent, seq, time, kind, payload, prev_hash, hash,"
     " run_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s))"
-    " UPDATE agents SET head_seq = %s, head_hash = %s, last_active = %s WHERE id = %s"
+)
+# The event and the agent's new head, in one statement.
+INSERT_EVENT: Final = (
+    _EVENT + " UPDATE agents SET head_seq = %s, head_hash = %s, last_active = %s WHERE id = %s"
+)
+# An agent's first event and its row (params: INSERT_EVENT's, then the agent's created_at).
+INSERT_FIRST_EVENT: Final = (
+    _EVENT + " INSERT INTO agents (head_seq, head_hash, last_active, id, created_at, status)"
+    " VALUES (%s, %s, %s, %s, %s, 'active')"
+)
+# A commit's one memory row and its event, in one statement (params: INSERT_MEMORY's, then
+# the event statement's): a remember's round trip 2 is this and COMMIT.
+INSERT_MEMORY_AND_EVENT: Final = (
+    "WITH memory AS (" + INSERT_MEMORY + "), " + INSERT_EVENT.removeprefix("WITH ")
+)
+INSERT_MEMORY_AND_FIRST_EVENT: Final = (
+    "WITH memory AS (" + INSERT_MEMORY + "), " + INSERT_FIRST_EVENT.removeprefix("WITH ")
 )
 SET_STATUS: Final = "UPDATE agents SET status = %s, status_reason = %s WHERE id = %s"
 INSERT_SNAPSHOT: Final = (
