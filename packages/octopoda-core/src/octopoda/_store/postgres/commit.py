@@ -28,8 +28,10 @@ through (a NUL character, a lone surrogate).
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..._audit.chain import GENESIS_HASH
@@ -62,7 +64,7 @@ from .driver import Connection
 from .locks import lock_plan, lock_statement
 from .search_index import SEARCH_LOCK, SEARCH_LOCK_SQL
 
-__all__ = ["Attempt", "RoundTrips", "check_storable"]
+__all__ = ["Attempt", "RoundTrips", "check_storable", "reads_on"]
 
 
 def _check_text(text: str | None, what: str) -> None:
@@ -132,6 +134,21 @@ def check_storable(
             )
     for op in ops:
         _check_op_text(op)
+
+
+@contextlib.contextmanager
+def reads_on(local: threading.local, conn: Connection) -> Iterator[None]:
+    """The store's reads on this thread inside the block (those of the events pipeline's
+    processors: the loop guard catching up on other writers' events) run on ``conn``, in
+    the commit's own transaction, rather than wait for a second pooled connection while
+    the commit holds this one (more threads than the pool has connections would wait on
+    each other until the pool's timeout)."""
+    previous = getattr(local, "conn", None)
+    local.conn = conn
+    try:
+        yield
+    finally:
+        local.conn = previous
 
 
 class Attempt:

@@ -41,7 +41,7 @@ from ..vector_reads import PendingVectors, VectorModel, VectorReads
 from . import schema as q
 from . import search_index as si
 from . import vector_index as vi
-from .commit import Attempt, RoundTrips, check_storable
+from .commit import Attempt, RoundTrips, check_storable, reads_on
 from .driver import (
     POOL_NAME,
     Connection,
@@ -122,7 +122,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         self._tracer = tracer
         self._kwargs = self._connect_kwargs(url)
         self._lock = threading.Lock()
-        self._snapshot = threading.local()  # read_snapshot's connection, per thread
+        self._snapshot = threading.local()  # per thread: read_snapshot's or a commit's conn
         self._pid = os.getpid()
         self._pool_obj: ConnectionPool[Connection] | None = None
         self._vector_schema: str | None = None  # (pgvector's, once known)
@@ -300,7 +300,8 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
                             work.begin(conn)
                             work.prepare(conn)
                             attempt.chained = attempt.in_pipeline = True
-                            event = pipeline(work.event)
+                            with reads_on(self._snapshot, conn):  # (the guard's catch-up)
+                                event = pipeline(work.event)
                             attempt.in_pipeline = False
                             work.finish(conn, event)
                         return event, work.versions
@@ -374,9 +375,8 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
 
     @contextlib.contextmanager
     def read_snapshot(self) -> Iterator[None]:
-        """The reads of this thread inside the block see one snapshot of the database: one
-        pooled connection in a ``REPEATABLE READ, READ ONLY`` transaction. What
-        ``audit.verify`` reads in. Not for writes; nested blocks join the outer one."""
+        """This thread's reads in the block see one snapshot: a pooled connection in a
+        ``REPEATABLE READ, READ ONLY`` transaction (``audit.verify``'s); nested ones join."""
         if getattr(self._snapshot, "conn", None) is not None:
             yield
             return
