@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .._audit.trail import AuditTrail
 from .._errors import AuditChainBroken, InvalidInput, StorageError, VersionConflict
 from .._log import warn as _warn
 from .._loops import LoopPolicy, LoopSignal, describe, describe_outage
@@ -139,7 +138,9 @@ class RuntimeBase:
         )
         self._ns = agent_namespace(self._agent_id)
         self._clock = clock or time.time
-        from .._loops.guard import LoopGuard  # (the detectors load with the first runtime)
+        # (the detectors and the audit trail's reader load with the first runtime)
+        from .._audit.trail import AuditTrail
+        from .._loops.guard import LoopGuard
 
         self._guard = LoopGuard(self._agent_id, self._store, policy, self._now())
         self._in_after_commit = False
