@@ -1,4 +1,5 @@
-"""Benchmark 5: ``import octopoda`` time.
+"""Benchmark 5: ``import octopoda`` time (and ``from octopoda import AgentRuntime``, and that import
+with a first runtime and its first remember, INFO).
 
 Fresh interpreters (this venv's ``sys.executable``), alternating ``-c "import octopoda"`` and
 ``-c "pass"``; the result is median(import) - median(pass): the cost of the import alone.
@@ -65,6 +66,13 @@ def _importtime(code: str, env: dict[str, str]) -> dict[str, tuple[int, int]]:
     return out
 
 
+def _first_remember(path: Path) -> str:
+    return (
+        "from octopoda import AgentRuntime\n"
+        f"AgentRuntime('a', store={str(path)!r}).remember('k', 1)"
+    )
+
+
 def _measure(env: dict[str, str], runs: int) -> tuple[float, float, float]:
     """Median import and pass times and the median paired difference, in ms."""
     for _ in range(2):  # warm-up: bytecode cache, OS file cache
@@ -107,11 +115,22 @@ def bench_import(cfg: Config) -> list[Check]:
     full = [_time("from octopoda import AgentRuntime", env) for _ in range(runs)]
     runtime_cost = statistics.median(full) * 1000 - bare
     line(f"from octopoda import AgentRuntime costs {runtime_cost:.1f} ms")
+    # What a user waits for before the first write: the import, then the first runtime
+    # (which loads the store and the loop detectors) and its first remember, on a new file.
+    first = [_time(_first_remember(cfg.tmp / f"first-{n}.db"), env) for n in range(runs)]
+    first_cost = statistics.median(first) * 1000 - bare
+    line(f"import + AgentRuntime(...).remember() on a new file costs {first_cost:.1f} ms")
     return [
         Check.info(
             "import",
             f"from octopoda import AgentRuntime (median of {runs}, minus bare python)",
             runtime_cost,
+            " ms",
+        ),
+        Check.info(
+            "import",
+            f"import + first remember on a new file (median of {runs}, minus bare python)",
+            first_cost,
             " ms",
         ),
         Check.at_most(

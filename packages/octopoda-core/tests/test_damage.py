@@ -239,8 +239,9 @@ def test_event_text_that_is_not_utf8_is_reported(tmp_path: Any, column: str) -> 
 READER = """
 import os, sys
 from octopoda import AgentRuntime, SqliteStore, StorageError
-import octopoda._store.sqlite.store  # (everything is imported before dropping root:
-import logging, unicodedata, urllib.parse  # nobody cannot read root's Python; lazy ones too)
+import octopoda._store.sqlite.store, octopoda._loops.guard, octopoda._audit.trail  # (everything
+import logging, unicodedata, urllib.parse  # is imported before dropping root: nobody cannot
+# read root's Python; the lazy ones, which the first runtime loads, too)
 if os.geteuid() == 0:  # root may write anywhere: read as nobody
     os.setgid(65534)
     os.setuid(65534)

@@ -24,15 +24,9 @@
 ``docs/loops.md`` is the user's guide.
 """
 
-from .guard import WARM_UP_EVENTS, LoopGuard, paused_error
-from .monitor import Detector, LoopMonitor
-from .novelty import NoveltyTracker
-from .oscillation import OscillationDetector
-from .ping_pong import PingPongDetector
+from typing import TYPE_CHECKING, Any
+
 from .policy import LoopPolicy
-from .recall_write import RecallWriteDetector
-from .reflection import ReflectionDetector
-from .retry import RetryDetector
 from .signals import (
     SIGNAL_KINDS,
     LoopEventRef,
@@ -42,6 +36,44 @@ from .signals import (
     describe,
     describe_outage,
 )
+
+if TYPE_CHECKING:
+    from .guard import WARM_UP_EVENTS, LoopGuard, paused_error
+    from .monitor import Detector, LoopMonitor
+    from .novelty import NoveltyTracker
+    from .oscillation import OscillationDetector
+    from .ping_pong import PingPongDetector
+    from .recall_write import RecallWriteDetector
+    from .reflection import ReflectionDetector
+    from .retry import RetryDetector
+
+# The detectors load with the first runtime (``LoopGuard``), not with the import (PEP 562):
+# ``from octopoda import AgentRuntime`` needs only the signals and the policy.
+_LAZY: dict[str, str] = {
+    "WARM_UP_EVENTS": ".guard",
+    "LoopGuard": ".guard",
+    "paused_error": ".guard",
+    "Detector": ".monitor",
+    "LoopMonitor": ".monitor",
+    "NoveltyTracker": ".novelty",
+    "OscillationDetector": ".oscillation",
+    "PingPongDetector": ".ping_pong",
+    "RecallWriteDetector": ".recall_write",
+    "ReflectionDetector": ".reflection",
+    "RetryDetector": ".retry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "SIGNAL_KINDS",

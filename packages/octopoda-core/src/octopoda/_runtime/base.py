@@ -15,12 +15,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .._audit.trail import AuditTrail
 from .._errors import AuditChainBroken, InvalidInput, StorageError, VersionConflict
 from .._log import warn as _warn
-from .._loops import LoopGuard, LoopPolicy, LoopSignal, describe, describe_outage
-from .._loops.guard import Tripped
-from .._loops.runs import RunState
+from .._loops import LoopPolicy, LoopSignal, describe, describe_outage
 from .._records import (
     Event,
 )
@@ -41,6 +38,9 @@ from .views import RecentDecisions
 
 if TYPE_CHECKING:
     from datetime import timedelta
+
+    from .._loops.guard import Tripped
+    from .._loops.runs import RunState
 
 
 __all__ = [
@@ -138,6 +138,10 @@ class RuntimeBase:
         )
         self._ns = agent_namespace(self._agent_id)
         self._clock = clock or time.time
+        # (the detectors and the audit trail's reader load with the first runtime)
+        from .._audit.trail import AuditTrail
+        from .._loops.guard import LoopGuard
+
         self._guard = LoopGuard(self._agent_id, self._store, policy, self._now())
         self._in_after_commit = False
         self._seen: dict[tuple[str, str], int] = {}  # shared keys: the version last seen

@@ -27,7 +27,6 @@ from .._values import (
 )
 from .._version import __version__
 from .base import RuntimeBase, is_live, required_seconds
-from .bundle import build_bundle, read_bundle, write_bundle
 from .consolidate import near_duplicates, newest_first
 
 if TYPE_CHECKING:
@@ -151,6 +150,8 @@ class HistoryMixin(RuntimeBase):
                 " export_memories(): the bundle holds every version, and snapshots() lists"
                 " the named points in it (docs/migrating.md)"
             )
+        from .bundle import build_bundle  # (export and import load the bundle format on use)
+
         return build_bundle(
             self._agent_id,
             self._store.all_versions(self._ns),
@@ -163,6 +164,8 @@ class HistoryMixin(RuntimeBase):
         for writing) as it is read: one version in memory at a time, however large the
         agent's memory. Returns the number of keys and of versions written. A path is
         written to a temporary file beside it, then renamed into place."""
+        from .bundle import write_bundle
+
         rows = self._store.all_versions(self._ns)
         now = self._now()
         if not isinstance(file, (str, os.PathLike)):
@@ -209,6 +212,8 @@ class HistoryMixin(RuntimeBase):
             raise InvalidInput(
                 f"on_existing must be 'append', 'skip' or 'error', not {on_existing!r}"
             )
+        from .bundle import read_bundle
+
         source, per_key, digest = read_bundle(bundle, self._ns, self._max_value_bytes)
         if not allow_duplicate:
             earlier = self._imported(digest)

@@ -10,14 +10,23 @@ agent's own pause (a loop of the default run, a cap, ``pause()``, or any loop wi
 ``pause_scope="agent"``) stops every run.
 """
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .._errors import InvalidInput, NotFound
-from .._loops import paused_error
-from .._loops.runs import RunState
+from .._errors import AgentPaused, InvalidInput, NotFound
 from .._store import RunActivityRow, SetRunStatus
 from .actions import reason_of
 from .base import RuntimeBase, checked_limit, checked_run_id
+
+if TYPE_CHECKING:
+    from .._loops.runs import RunState
+
+
+def paused_error(agent: str, reason: str | None, run_id: str | None = None) -> AgentPaused:
+    """``_loops.guard.paused_error`` (the guard loads with the first runtime, not here)."""
+    from .._loops.guard import paused_error as error
+
+    return error(agent, reason, run_id)
+
 
 __all__ = ["RunInfo", "RunsMixin"]
 

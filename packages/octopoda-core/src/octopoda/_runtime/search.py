@@ -9,11 +9,10 @@ point's memory in the process with the same lexical rules (:mod:`octopoda.search
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError, InvalidInput, NotFound
 from .._records import MemoryItem
-from .._search.fusion import LexicalHit, VectorHit, fuse
 from .._search.lexical import bm25, coverage, query_terms, texts_of
 from .._search.results import (
     HYBRID_NOTE,
@@ -28,6 +27,10 @@ from .base import checked_limit, is_live
 from .decisions import DecisionsMixin
 from .memory import MemoryMixin
 from .views import Decision, MemoryView, kind_filter
+
+if TYPE_CHECKING:
+    # (fusion loads with the first hybrid search: it is not on a write's path)
+    from .._search.fusion import LexicalHit, VectorHit
 
 __all__ = ["SearchMixin", "rank_items", "search_terms"]
 
@@ -138,6 +141,8 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         words (stopwords aside) that the memory holds. ``min_score`` leaves out weaker
         matches.
         """
+        from .._search.fusion import fuse
+
         if checked_limit(limit) is None or limit < 1:
             raise InvalidInput(f"limit must be a positive int, not {limit!r}")
         threshold = _checked_score(min_score)
@@ -223,6 +228,8 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         pool: int,
         kinds: Iterable[str] | None = None,
     ) -> list[LexicalHit]:
+        from .._search.fusion import LexicalHit
+
         hits = []
         ranked = self._ranked(query, prefix, tags, pool, 0, kinds)
         for rank, (item, raw) in enumerate(ranked, start=1):
@@ -239,6 +246,8 @@ class SearchMixin(MemoryMixin, DecisionsMixin):
         limit: int,
         kinds: Iterable[str] | None = None,
     ) -> list[VectorHit]:
+        from .._search.fusion import VectorHit
+
         found = self._store.search_vectors(
             self._ns,
             vector,

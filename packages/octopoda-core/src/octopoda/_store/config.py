@@ -14,8 +14,8 @@ A store that cannot be opened raises; Octopoda never falls back to another file.
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 import weakref
 from typing import TYPE_CHECKING
 
@@ -24,11 +24,11 @@ if TYPE_CHECKING:
 
     from .postgres.store import PostgresStore
     from .remote.store import RemoteStore
+    from .sqlite.store import SqliteStore
 from typing import Any, cast
 
 from .._errors import ConfigError
 from .protocol import Store
-from .sqlite.store import SqliteStore
 
 __all__ = [
     "default_store_path",
@@ -47,7 +47,7 @@ _shared_postgres: weakref.WeakValueDictionary[tuple[str, int], PostgresStore] = 
 _shared_remote: weakref.WeakValueDictionary[tuple[str, str, int], RemoteStore] = (
     weakref.WeakValueDictionary()
 )
-_shared_lock = threading.Lock()
+_shared_lock = _thread.allocate_lock()  # (threading.Lock, without importing threading)
 
 
 def default_store_path() -> Path:
@@ -169,6 +169,8 @@ def open_store(store: Any = None, *, durability: str | None = None) -> Store:
         return _open_remote(store, durability)
     else:
         path = parse_store_url(os.fspath(store))
+    from .sqlite.store import SqliteStore  # (loaded by the first runtime, not by the import)
+
     mode = durability or "normal"
     if path == ":memory:":
         return SqliteStore(path, durability=mode)

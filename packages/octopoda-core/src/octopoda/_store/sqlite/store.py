@@ -11,11 +11,11 @@ rows and the event and move the agent's head. Several processes share one file. 
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import json
 import os
 import sqlite3
-import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -99,7 +99,7 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         self._durability = durability
         self._busy_timeout = busy_timeout
         self._tracer = tracer
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         self._conn: sqlite3.Connection | None = None
         self._matrices = vector_index.Matrices()
         self._pid = os.getpid()
@@ -524,7 +524,7 @@ def _after_fork_in_child() -> None:
     ``_connection``), never shared with the parent."""
     _forks[0] += 1
     for store in _held:
-        store._lock = threading.RLock()
+        store._lock = _thread.RLock()
     _held.clear()
 
 
