@@ -4,7 +4,7 @@ p50 at 100,000 (a hash embedder; the query's embedding excluded), PostgreSQL HNS
 recall@5 / MRR on the retrieval fixture: lexical, and vector and hybrid with
 octopoda-embed's MiniLM where it is installed (skipped with a message otherwise).
 
-    python bench/bench_search.py [--quick]      (or: nox -s bench -- --only search)
+    python bench/bench_search.py [--quick] [--only overhead]  (or: nox -s bench -- --only search)
 
 Targets (issue 17): search p50 <= 20 ms at 100,000 memories on SQLite; the index adds at
 most 25% to a ``remember``. On SQLite a write does not touch the index; the search before
@@ -328,7 +328,16 @@ def bench_search(cfg: Config) -> list[Check]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--only", choices=["overhead"], help="overhead: only the index's write overhead"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="octopoda-bench-search-") as tmp:
-        for check in bench_search(Config(quick=args.quick, tmp=Path(tmp))):
+        cfg = Config(quick=args.quick, tmp=Path(tmp))
+        if args.only == "overhead":
+            section("the full-text index's write overhead (SQLite)")
+            checks = [_write_overhead(cfg, every) for every in (10, 100)]
+        else:
+            checks = bench_search(cfg)
+        for check in checks:
             print(check.bench, check.metric, check.value, check.target, check.status)
