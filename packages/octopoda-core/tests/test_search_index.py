@@ -79,6 +79,41 @@ def test_a_read_only_connection_searches_the_index_as_it_is(sqlite_path: Path) -
         assert keys(agent.search(query="espresso")) == ["a"]
 
 
+def _fts_sound(store: SqliteStore) -> None:
+    """FTS5's own check of the index against its text (the search_docs rows): raises
+    sqlite3.DatabaseError (SQLITE_CORRUPT) if any word indexed is not in the text or the
+    other way round."""
+    conn = store._connection()
+    conn.execute("INSERT INTO search_text (search_text, rank) VALUES ('integrity-check', 1)")
+
+
+def test_a_new_version_with_the_same_text_only_moves_the_version(sqlite_path: Path) -> None:
+    statements: list[str] = []
+    store = SqliteStore(sqlite_path, tracer=statements.append)
+    with store, AgentRuntime("bot", store=store) as agent:
+        agent.remember("a", {"note": "green tea", "cups": 1})
+        agent.remember("b", "black tea")
+        assert sorted(keys(agent.search(query="tea"))) == ["a", "b"]
+        statements.clear()
+        agent.remember("a", {"note": "green tea", "cups": 2})  # the same strings
+        [found] = agent.search(query="green")
+        assert (found.key, found.value, found.version) == ("a", {"note": "green tea", "cups": 2}, 2)
+        assert [s for s in statements if s.startswith("UPDATE search_docs SET version")]
+        ours = [s for s in statements if not s.startswith("-- ")]  # (not FTS5's own)
+        assert not [s for s in ours if "search_text" in s and "MATCH" not in s]
+        agent.remember("a", {"note": "oolong", "cups": 3})  # new words replace the old
+        agent.remember("b", "black tea")
+        agent.forget("b")
+        assert keys(agent.search(query="tea")) == []
+        assert keys(agent.search(query="oolong")) == ["a"]
+        _fts_sound(store)
+        agent.remember("b", "black tea again")
+        agent.erase("a")
+        assert keys(agent.search(query="tea")) == ["b"]
+        assert agent.search(query="oolong") == []
+        _fts_sound(store)
+
+
 def test_processes_writing_and_searching_at_once_find_every_write(sqlite_path: Path) -> None:
     # The stores are SqliteStore objects, not paths, so that --store-backend=postgresql
     # (which makes a path a PostgreSQL schema) leaves them on the file the processes share.

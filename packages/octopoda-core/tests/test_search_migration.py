@@ -53,6 +53,41 @@ def test_sqlite_backfill(tmp_path: Path) -> None:
         assert "0006_search" in store.info()["migrations"]
 
 
+def test_sqlite_text_moves_into_search_docs(tmp_path: Path) -> None:
+    """0009: a file whose FTS5 table holds its own copy of the text (schema 8) keeps its
+    index, text and doc ids; the writes not yet indexed are indexed by the next search."""
+    path = tmp_path / "eight.db"
+    with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
+        _fill(agent)
+        _expect(agent)
+        agent.remember("late", "oolong, not indexed yet")
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:  # back to schema 8: search_text as 0006_search made it
+        conn.execute("DROP TABLE search_text")
+        conn.execute(
+            "CREATE VIRTUAL TABLE search_text USING fts5(body, tokenize ="
+            " 'porter unicode61 remove_diacritics 2')"
+        )
+        conn.execute("INSERT INTO search_text (rowid, body) SELECT id, body FROM search_docs")
+        conn.execute("ALTER TABLE search_docs DROP COLUMN body")
+        conn.execute("DELETE FROM schema_migrations WHERE name >= '0009_search_text_in_docs'")
+        conn.execute("PRAGMA user_version = 8")
+        ids = conn.execute("SELECT id, key FROM search_docs ORDER BY id").fetchall()
+    finally:
+        conn.close()
+    with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
+        assert "0009_search_text_in_docs" in store.info()["migrations"]
+        assert store._fetchall("SELECT id, key FROM search_docs ORDER BY id", ()) == ids
+        assert [i.key for i in agent.search(query="oolong")] == ["late"]
+        _expect(agent)
+        agent.remember("user/diet", {"likes": "matcha"})
+        assert [i.key for i in agent.search(query="matcha")] == ["user/diet"]
+        assert agent.search(query="espresso") == []
+        store._connection().execute(
+            "INSERT INTO search_text (search_text, rank) VALUES ('integrity-check', 1)"
+        )
+
+
 def _drop_vector_tables(conn: Any) -> None:
     """Back to schema 5 on PostgreSQL: 0007_vectors's tables and 0008's column too."""
     for table in ("memory_vectors", "vector_model", "vector_marks"):

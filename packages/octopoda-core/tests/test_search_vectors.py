@@ -250,6 +250,13 @@ def test_a_store_from_before_vectors_migrates_and_embeds_what_it_holds(
         agent.remember("user.city", "Porto")
     conn = sqlite3.connect(path, isolation_level=None)
     try:  # back to schema 6, as a file written before vectors existed
+        conn.execute("DROP TABLE search_text")  # (and before 0009_search_text_in_docs)
+        conn.execute(
+            "CREATE VIRTUAL TABLE search_text USING fts5(body, tokenize ="
+            " 'porter unicode61 remove_diacritics 2')"
+        )
+        conn.execute("INSERT INTO search_text (rowid, body) SELECT id, body FROM search_docs")
+        conn.execute("ALTER TABLE search_docs DROP COLUMN body")
         for table in ("vector_model", "memory_vectors", "vector_marks"):
             conn.execute(f"DROP TABLE {table}")
         conn.execute("ALTER TABLE memories DROP COLUMN kind")  # (0008_memory_kind)

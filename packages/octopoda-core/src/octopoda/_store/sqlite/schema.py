@@ -225,6 +225,22 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
         # What a version is ("fact", "preference", ...: remember(kind=)); NULL: no kind.
         ("ALTER TABLE memories ADD COLUMN kind TEXT",),
     ),
+    (
+        "0009_search_text_in_docs",
+        (
+            # Each document's text kept once, in its search_docs row, the FTS5 table an
+            # external-content index of it: the catch-up compares a key's new text with the
+            # indexed one (unchanged: only the version moves) and hands FTS5 the old text
+            # to remove, instead of FTS5 storing, reading and deleting a copy of its own.
+            "ALTER TABLE search_docs ADD COLUMN body TEXT NOT NULL DEFAULT ''",
+            """UPDATE search_docs SET body = COALESCE(
+                (SELECT t.body FROM search_text t WHERE t.rowid = search_docs.id), '')""",
+            "DROP TABLE search_text",
+            "CREATE VIRTUAL TABLE search_text USING fts5(body, content = 'search_docs',"
+            " content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')",
+            "INSERT INTO search_text (search_text) VALUES ('rebuild')",
+        ),
+    ),
 )
 
 
