@@ -177,9 +177,16 @@ def test_unusable_kinds_filters_are_refused(any_store_url: str, kinds: Any, mess
 def _sqlite_without_kinds(path: Path) -> None:
     """Take a store file back to schema 7, as Octopoda wrote it before kinds existed."""
     conn = sqlite3.connect(path, isolation_level=None)
-    try:
+    try:  # (and before 0009_search_text_in_docs: FTS5 kept its own copy of the text)
+        conn.execute("DROP TABLE search_text")
+        conn.execute(
+            "CREATE VIRTUAL TABLE search_text USING fts5(body, tokenize ="
+            " 'porter unicode61 remove_diacritics 2')"
+        )
+        conn.execute("INSERT INTO search_text (rowid, body) SELECT id, body FROM search_docs")
+        conn.execute("ALTER TABLE search_docs DROP COLUMN body")
         conn.execute("ALTER TABLE memories DROP COLUMN kind")
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0008_memory_kind'")
+        conn.execute("DELETE FROM schema_migrations WHERE name >= '0008_memory_kind'")
         conn.execute("PRAGMA user_version = 7")
     finally:
         conn.close()
