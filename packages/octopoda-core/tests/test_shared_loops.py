@@ -241,3 +241,16 @@ def test_the_catch_up_is_bounded_and_a_single_writer_reads_nothing(tmp_path: Pat
         here.close()
         there.close()
         store.close()
+
+
+def test_loop_status_of_a_process_that_did_nothing_shows_the_others_loop(
+    processes: Processes,
+) -> None:
+    watcher, worker = processes(2)
+    assert _kinds(watcher.call("status")) == []
+    for _ in range(3):
+        answer = worker.call("tool", run="thread-1", **TOOL)
+    assert _kinds(answer) == ["retry"]
+    assert _kinds(watcher.call("status")) == ["retry"]  # the same state, without acting
+    worker.call("tool", run="thread-1", name=TOOL["name"], args=TOOL["args"], result="sunny")
+    assert _kinds(watcher.call("status")) == []  # and the progress that ended it

@@ -228,8 +228,15 @@ class ActionsMixin(RuntimeBase):
         of every run (``run_id``: of that run only), and the outages: the same failure in
         several runs (``LoopStatus.outages``). A signal ends with progress in its own
         stream, or once the run has moved on: three events that brought something new, 25
-        actions or 600 seconds since the loop was last seen."""
-        return self._guard.status(self._now(), checked_run_id(run_id))
+        actions or 600 seconds since the loop was last seen. Other processes' and
+        clients' events of the agent are taken in first (one read of the agent's row, and
+        of their events when there are any): every process reports one state."""
+        run_id = checked_run_id(run_id)
+        guard = self._guard
+        row = self._store.agent(self._agent_id)
+        if row is not None and row.head_seq > guard.through[0] and guard.damaged is None:
+            guard.catch_up(row.head_seq)
+        return guard.status(self._now(), run_id)
 
     def loop_history(
         self, *, since: float | None = None, limit: int | None = None, run_id: str | None = None
