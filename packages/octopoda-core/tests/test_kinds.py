@@ -6,6 +6,7 @@ refused when unusable (the store unchanged), and added to stores made before kin
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +199,7 @@ def test_a_sqlite_file_from_before_kinds_is_upgraded_in_place(tmp_path: Path) ->
         agent.remember("k", "old tea", tags=["t"])
         agent.remember("j", "other")
     _sqlite_without_kinds(path)
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         columns = [r[1] for r in conn.execute("PRAGMA table_info(memories)")]
     assert "kind" not in columns
     with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
@@ -239,7 +240,7 @@ def test_audit_verify_sees_a_kind_changed_outside_octopoda(tmp_path: Path) -> No
     path = tmp_path / "s.db"
     with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
         agent.remember("k", "v", kind="fact")
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("UPDATE memories SET kind = 'preference'")
     with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
         report = agent.audit.verify()
