@@ -30,7 +30,7 @@ from .signals import LoopSignal, LoopStatus, describe
 
 if TYPE_CHECKING:
     from .._runtime.pipeline import Processor
-    from .._store import Store
+    from .._store import AgentRow, Store
 
 __all__ = ["CATCH_UP_EVENTS", "DETECTORS", "WARM_UP_EVENTS", "LoopGuard", "paused_error"]
 
@@ -198,6 +198,15 @@ class LoopGuard:
         the pipeline ran; the chainer had given it a hash)."""
         self.catch_up(event.seq - 1)
         return bool(event.hash)
+
+    def follow(self, row: AgentRow | None) -> bool:
+        """Catch up to the head of the agent's stored row (``catch_up``) when other writers
+        stored events since the last one seen here; True if it did. Not on a damaged
+        chain (the runtime refuses to write; its events cannot be trusted)."""
+        if row is None or row.head_seq <= self.through[0] or self.damaged is not None:
+            return False
+        self.catch_up(row.head_seq)
+        return True
 
     def catch_up(self, head: int) -> None:
         """Observe the agent's events up to seq ``head`` that other writers (processes

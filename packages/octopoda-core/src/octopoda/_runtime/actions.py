@@ -233,9 +233,7 @@ class ActionsMixin(RuntimeBase):
         of their events when there are any): every process reports one state."""
         run_id = checked_run_id(run_id)
         guard = self._guard
-        row = self._store.agent(self._agent_id)
-        if row is not None and row.head_seq > guard.through[0] and guard.damaged is None:
-            guard.catch_up(row.head_seq)
+        guard.follow(self._store.agent(self._agent_id))
         return guard.status(self._now(), run_id)
 
     def loop_history(

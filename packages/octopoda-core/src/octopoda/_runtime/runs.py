@@ -65,8 +65,7 @@ class RunsMixin(RuntimeBase):
             run_id = checked_run_id(run_id)
             row, run = self._store.agent_and_run(self._agent_id, run_id)
             state = guard.runs.peek(run_id)
-        if row is not None and row.head_seq > guard.through[0] and guard.damaged is None:
-            guard.catch_up(row.head_seq)  # (other processes stored events meanwhile)
+        if guard.follow(row):  # (other processes stored events meanwhile)
             state = guard.default if run_id is None else guard.runs.peek(run_id)
         if row is not None and row.status == "paused":
             raise paused_error(self._agent_id, row.status_reason)
