@@ -15,8 +15,9 @@ tool and model calls from AutoGen's event loggers, with no wrapping.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from octopoda.integrations import lazy_names
 
 if TYPE_CHECKING:
     from ._context import (
@@ -47,19 +48,6 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "CONTEXT_AGENT_PREFIX",
     "GUARD_AGENT_PREFIX",
@@ -74,3 +62,5 @@ __all__ = [
     "OctopodaTermination",
     "RunPaused",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)

@@ -32,6 +32,7 @@ from ._errors import (
     UndecodableText,
     VersionConflict,
 )
+from ._lazy import lazy_names
 from ._version import __version__
 
 
@@ -187,16 +188,7 @@ def __getattr__(name: str) -> object:
         return getattr(import_module(".store", __name__), name)
     if name == "store":  # the backend SPI submodule, also as an attribute
         return import_module(".store", __name__)
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'octopoda' has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+    return _lazy(name)
 
 
 del TYPE_CHECKING
@@ -273,3 +265,6 @@ __all__ = [
     "shutdown",
     "verify_audit_bundle",
 ]
+
+_lazy, __dir__ = lazy_names(__name__, _LAZY, __all__)
+del lazy_names

@@ -22,6 +22,7 @@ or a store object. It is for writing (or testing) a backend:
 
 from typing import TYPE_CHECKING
 
+from ._lazy import lazy_names
 from ._store.ops import (
     CreateSpace,
     EraseKey,
@@ -67,19 +68,6 @@ if TYPE_CHECKING:
     from ._store.postgres.store import PostgresStore
 
 
-def __getattr__(name: str) -> object:
-    if name == "PostgresStore":  # psycopg loads only when asked for
-        from ._store.postgres.store import PostgresStore
-
-        globals()[name] = PostgresStore
-        return PostgresStore
-    raise AttributeError(f"module 'octopoda.store' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 del TYPE_CHECKING
 
 __all__ = [
@@ -119,3 +107,6 @@ __all__ = [
     "space_namespace",
     "stored_sha256",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, {"PostgresStore": "._store.postgres.store"}, __all__)
+del lazy_names

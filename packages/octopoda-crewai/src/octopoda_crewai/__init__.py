@@ -18,8 +18,9 @@ or, process-wide, ``octopoda_crewai.install(store="crew.db")``: then ``Memory()`
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from octopoda.integrations import lazy_names
 
 if TYPE_CHECKING:
     from ._breaker import (
@@ -61,19 +62,6 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __version__ = "0.1.0"
 
 __all__ = [
@@ -94,3 +82,5 @@ __all__ = [
     "uninstall",
     "uninstall_breaker",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from octopoda.integrations import lazy_names
+
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
@@ -34,21 +36,6 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'octopoda_langchain' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "OctopodaCallbackHandler",
     "OctopodaChatMessageHistory",
@@ -57,3 +44,5 @@ __all__ = [
     "OctopodaStore",
     "__version__",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from octopoda.integrations import lazy_names
+
 if TYPE_CHECKING:
     from ._common import RunPaused
     from ._hooks import (
@@ -59,21 +61,6 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'octopoda_openai_agents' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "SDK_ERROR_PREFIXES",
     "SESSION_AGENT_PREFIX",
@@ -89,3 +76,5 @@ __all__ = [
     "is_sdk_tool_error",
     "session_ids",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -24,8 +24,9 @@
 ``docs/loops.md`` is the user's guide.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from .policy import LoopPolicy
 from .signals import (
     SIGNAL_KINDS,
@@ -64,17 +65,6 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
 __all__ = [
     "SIGNAL_KINDS",
     "WARM_UP_EVENTS",
@@ -96,3 +86,5 @@ __all__ = [
     "describe_outage",
     "paused_error",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

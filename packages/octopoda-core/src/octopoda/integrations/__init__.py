@@ -30,6 +30,8 @@ that is the same for every framework; it imports nothing but the standard librar
   :class:`OneActivation` wraps an ``install(context)`` into its ``activate`` for a
   framework whose hooks are process-wide (the same context again changes nothing,
   another context replaces the previous one, the undo runs once).
+* **Cheap imports.** :func:`lazy_names` gives a package a PEP 562 ``__getattr__`` and
+  ``__dir__`` that import each public name's module on first use.
 
 A sketch of a tool hook::
 
@@ -53,6 +55,8 @@ A sketch of a tool hook::
 """
 
 from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._auto import ENTRY_POINT_GROUP, Deactivate, InitContext, Integration, OneActivation
@@ -88,21 +92,6 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    from importlib import import_module
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'octopoda.integrations' has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 del TYPE_CHECKING
 
 __all__ = [
@@ -120,6 +109,7 @@ __all__ = [
     "blocked_tool_text",
     "check_prices",
     "cost_of",
+    "lazy_names",
     "parse_arguments",
     "paused_note",
     "resolve_runtime",
@@ -127,3 +117,5 @@ __all__ = [
     "run_settled",
     "stopped_text",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
