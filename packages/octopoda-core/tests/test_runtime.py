@@ -1777,3 +1777,30 @@ def test_a_334_bundle_is_rejected_with_the_migrate_command() -> None:
     legacy = {"meta": {"agent_id": "x", "version": "1.0"}, "memories": {}, "count": 0}
     with pytest.raises(InvalidBundle, match="octopoda migrate --from FILE"):
         agent.import_memories(legacy)
+
+
+def test_open_reader_reads_the_file_on_its_own_connection(tmp_path: Path) -> None:
+    # what a server's snapshot session reads through: the same file, read-only, its own
+    # connection (a snapshot held on it leaves the writer's connection free)
+    from octopoda.store import SqliteStore
+
+    path = tmp_path / "reader.db"
+    agent = AgentRuntime("owner", store=str(path))
+    agent.remember("k", "v1")
+    store = agent.store
+    assert isinstance(store, SqliteStore)
+    reader = store.open_reader()
+    assert reader is not None and reader is not store and reader.read_only
+    try:
+        with reader.read_snapshot():
+            before = reader.agent("owner")
+            agent.remember("k", "v2")  # the writer goes on while the snapshot is open
+            assert reader.agent("owner") == before
+        after = reader.agent("owner")
+        assert before is not None and after is not None and after.head_seq > before.head_seq
+        with pytest.raises(octopoda.StorageError, match="read-only"):
+            AgentRuntime("other", store=reader).remember("x", 1)
+    finally:
+        reader.close()
+    assert agent.recall("k").value == "v2"
+    assert SqliteStore(":memory:").open_reader() is None

@@ -86,13 +86,15 @@ class _Session(threading.Thread):
 
 
 def _own_view(store: Store, stack: contextlib.ExitStack) -> Store:
-    """What a session reads: a SQLite file through a connection of its own (closed with
-    the session), any other store as it is."""
-    from .._store.sqlite.store import SqliteStore
-
-    if isinstance(store, SqliteStore) and store.path != ":memory:":
-        return stack.enter_context(SqliteStore(store.path, read_only=True))
-    return store
+    """What a session reads: an independent reader of the store where it offers one
+    (``open_reader``: a SQLite file through a connection of its own, closed with the
+    session), else the store itself (PostgreSQL's snapshot takes a connection of its own)."""
+    opener = getattr(store, "open_reader", None)
+    reader: Store | None = opener() if opener is not None else None
+    if reader is None:
+        return store
+    stack.callback(reader.close)
+    return reader
 
 
 def _gone(session: str) -> NotFound:

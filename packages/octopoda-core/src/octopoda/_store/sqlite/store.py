@@ -390,6 +390,13 @@ class SqliteStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
                 with contextlib.suppress(*DRIVER_ERRORS):
                     conn.execute("ROLLBACK")
 
+    def open_reader(self) -> SqliteStore | None:
+        """Another store on this file, read-only, with its own connection (the caller
+        closes it): a long read on it, such as a server's snapshot session, leaves this
+        store's lock to its writers. None for an in-memory database (no other connection
+        sees it)."""
+        return None if self._path == ":memory:" else SqliteStore(self._path, read_only=True)
+
     def _fetchone(self, sql: str, params: Sequence[Any]) -> Any:
         return self._on_connection(lambda conn: conn.execute(sql, params).fetchone())
 
