@@ -22,9 +22,12 @@ before = agent.recall("user_name")
 if before.found:
     print(f"remembered from an earlier run: user_name = {before.value!r} (v{before.version})")
 
+run = before.version + 1 if before.found else 1  # (user_name is written once a run)
 agent.remember("user_name", "Alice", tags=["profile"])
-agent.remember("plan", {"tier": "pro", "seats": 3}, tags=["billing"])
-agent.remember("plan", {"tier": "pro", "seats": 5}, tags=["billing"])  # a new version
+# the team grows by a seat each run (the same values again and again, with nothing new in
+# between, would be a loop: run after run undoing and redoing the same changes)
+agent.remember("plan", {"tier": "pro", "seats": 2 + run}, tags=["billing"])
+agent.remember("plan", {"tier": "pro", "seats": 4 + run}, tags=["billing"])  # a new version
 
 plan = agent.recall("plan")
 print(f"plan = {plan.value} (version {plan.version})")
@@ -41,7 +44,7 @@ if decision.repeated:
     print(f"  (restates decision #{decision.repeats_seq}, similarity {decision.similarity})")
 print(f"  what the agent knew then: {decision.memory().to_dict()}")
 
-agent.remember("plan", {"tier": "enterprise", "seats": 50}, tags=["billing"])
+agent.remember("plan", {"tier": "enterprise", "seats": 49 + run}, tags=["billing"])
 changes = agent.diff(decision.seq)
 print(f"since the decision: changed {sorted(changes.changed)}")
 

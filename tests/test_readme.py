@@ -61,5 +61,8 @@ def test_quickstart_runs_twice_on_the_default_store(tmp_path: Path) -> None:
     )
     assert "remembered from an earlier run: user_name = 'Alice'" in second.stdout
     assert "restates decision" in second.stdout
+    assert "plan = {'tier': 'pro', 'seats': 6} (version 5)" in second.stdout  # a seat more
+    # a second run is new work, not the first one's changes undone and redone: no loop
+    assert "loop" not in first.stderr + second.stderr, second.stderr
     assert "audit chain: verified" in second.stdout
     assert (tmp_path / "home" / "octopoda.db").is_file()
