@@ -480,6 +480,56 @@ def test_a_plain_commit_refused_at_commit_time_stores_nothing(postgres_clean_url
         store.close()
 
 
+def test_a_driver_failure_at_the_pipelines_end_is_settled_by_the_server(
+    postgres_clean_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """psycopg can fail with an error of its own at the pipeline's last Sync (seen: an
+    IndexError from its result queue when the server refused the implicit commit). Once
+    every statement was sent the store asks the server, as after a broken connection:
+    stored, the write returns; not stored, a StorageError says it is safe to repeat."""
+    import psycopg
+
+    store = open_pg(postgres_clean_url)
+    try:
+        agent = AgentRuntime("a", store=store)
+        agent.remember("k", 1)
+        original = psycopg.Pipeline.__exit__
+
+        def then_fail(self: Any, *exc: Any) -> None:
+            original(self, *exc)  # the commit happens
+            raise IndexError("pop from an empty deque")
+
+        monkeypatch.setattr(psycopg.Pipeline, "__exit__", then_fail)
+        assert agent.remember("k", 2).version == 2  # stored: the write returns
+        monkeypatch.undo()
+
+        def refused_then_fail(self: Any, *exc: Any) -> None:
+            try:
+                original(self, *exc)  # the server refuses the commit
+            except psycopg.Error:
+                raise IndexError("pop from an empty deque") from None  # (psycopg's bug)
+
+        with admin(postgres_clean_url) as conn:  # (refuses a key at commit time)
+            conn.execute(
+                "CREATE OR REPLACE FUNCTION refuse_key() RETURNS trigger LANGUAGE plpgsql"
+                " AS $$ BEGIN IF NEW.payload LIKE '%%refused%%' THEN"
+                " RAISE EXCEPTION 'refused'; END IF; RETURN NULL; END $$"
+            )
+            conn.execute(
+                "CREATE CONSTRAINT TRIGGER refuse_key AFTER INSERT ON events DEFERRABLE"
+                " INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_key()"
+            )
+        monkeypatch.setattr(psycopg.Pipeline, "__exit__", refused_then_fail)
+        with pytest.raises(StorageError, match="nothing was stored, so it is safe to repeat"):
+            agent.remember("refused", 3)
+        monkeypatch.undo()
+        assert not agent.recall("refused").found
+        assert agent.remember("k", 4).version == 3
+        assert agent.audit.verify().ok
+    finally:
+        store.close()
+
+
 def test_a_writer_stuck_holding_the_agent_lock_times_out_clearly(
     postgres_clean_url: str,
 ) -> None:

@@ -154,11 +154,12 @@ def reads_on(local: threading.local, conn: Connection) -> Iterator[None]:
 class Attempt:
     """How far one commit attempt got: once ``chained``, it is never repeated blindly."""
 
-    __slots__ = ("chained", "in_pipeline")
+    __slots__ = ("chained", "in_pipeline", "sent")
 
     def __init__(self) -> None:
         self.chained = False
         self.in_pipeline = False
+        self.sent = False  # every statement queued: only the pipeline's end is left
 
 
 class RoundTrips:

@@ -30,6 +30,7 @@ __all__ = [
     "Connection",
     "ConnectionPool",
     "TransactionStatus",
+    "check_pool_settings",
     "driver_error",
     "is_disconnect",
     "is_nul",
@@ -116,6 +117,22 @@ def redact_url(url: str) -> str:
         f"{k}=***" if k.lower() == "password" else f"{k}{sep}{v}" for k, sep, v in items
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def check_pool_settings(
+    min_size: object, max_size: object, timeout: object, lock_timeout: object
+) -> None:
+    """``PostgresStore``'s pool and timeout arguments, or :class:`ConfigError`."""
+    if isinstance(min_size, bool) or not isinstance(min_size, int) or min_size < 0:
+        raise ConfigError(f"min_size must be an int >= 0, not {min_size!r}")
+    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
+        raise ConfigError(f"max_size must be an int >= 1, not {max_size!r}")
+    if max_size < min_size:
+        raise ConfigError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    if not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ConfigError(f"timeout must be a number of seconds > 0, not {timeout!r}")
+    if not isinstance(lock_timeout, (int, float)) or not lock_timeout >= 0:
+        raise ConfigError(f"lock_timeout must be a number of seconds >= 0, not {lock_timeout!r}")
 
 
 def is_disconnect(exc: BaseException) -> bool:

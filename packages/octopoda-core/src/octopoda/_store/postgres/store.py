@@ -47,6 +47,7 @@ from .driver import (
     Connection,
     ConnectionPool,
     TransactionStatus,
+    check_pool_settings,
     driver_error,
     is_disconnect,
     is_nul,
@@ -101,18 +102,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
         lock_timeout: float = 30.0,
         tracer: Callable[[str], None] | None = None,
     ) -> None:
-        if isinstance(min_size, bool) or not isinstance(min_size, int) or min_size < 0:
-            raise ConfigError(f"min_size must be an int >= 0, not {min_size!r}")
-        if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
-            raise ConfigError(f"max_size must be an int >= 1, not {max_size!r}")
-        if max_size < min_size:
-            raise ConfigError(f"max_size ({max_size}) must be >= min_size ({min_size})")
-        if not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ConfigError(f"timeout must be a number of seconds > 0, not {timeout!r}")
-        if not isinstance(lock_timeout, (int, float)) or not lock_timeout >= 0:
-            raise ConfigError(
-                f"lock_timeout must be a number of seconds >= 0, not {lock_timeout!r}"
-            )
+        check_pool_settings(min_size, max_size, timeout, lock_timeout)
         self._url = url
         self._display = redact_url(url)
         self._min_size = min_size
@@ -304,6 +294,7 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
                                 event = pipeline(work.event)
                             attempt.in_pipeline = False
                             work.finish(conn, event)
+                            attempt.sent = True
                         return event, work.versions
                     except BaseException:
                         self._rollback(conn)
@@ -320,6 +311,10 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
                     self._recover(exc, retries)
                     continue
                 raise self._error(exc) from None
+            except Exception as exc:  # (psycopg's own failure at the last Sync, e.g. an
+                if not attempt.sent:  # IndexError when the server refused the commit)
+                    raise
+                return self._settle(event, work.versions, exc)
 
     def _rollback(self, conn: Connection) -> None:
         if conn.closed or conn.broken:
@@ -338,8 +333,9 @@ class PostgresStore(SqlReads, RunReads, SearchReads, VectorReads, AuditedReads):
     def _settle(
         self, event: Event, versions: list[int], exc: BaseException
     ) -> tuple[Event, list[int]]:
-        """The connection broke after the event was chained: was the commit stored?"""
-        cause = " ".join(str(exc).split())
+        """The connection broke (or the driver failed) after the event was chained: was
+        the commit stored?"""
+        cause = " ".join(f"{type(exc).__name__}: {exc}".split())
         what = f"event #{event.seq} of agent {event.agent!r}"
         try:
             row = self._stored_hash(event)
