@@ -132,3 +132,62 @@ def test_postgres_backfill_of_text_jsonb_cannot_hold(postgres_clean_url: str, va
         conn.close()
     with PostgresStore(postgres_clean_url) as store, AgentRuntime("bot", store=store) as agent:
         assert [i.key for i in agent.search(query="odd")] == ["odd"]
+
+
+_WITHOUT_ROWID = """CREATE TABLE memories (
+    namespace TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
+    encoding TEXT NOT NULL, value BLOB, tags TEXT, author TEXT, created_at REAL NOT NULL,
+    expires_at REAL, seq INTEGER NOT NULL, erased INTEGER NOT NULL DEFAULT 0, kind TEXT,
+    PRIMARY KEY (namespace, key, version)
+) WITHOUT ROWID"""
+
+
+def test_sqlite_memories_become_a_rowid_table(tmp_path: Path) -> None:
+    """0010: a file whose memories are a WITHOUT ROWID table (schema 9) keeps every
+    version, byte for byte, and its audit chain; new versions follow the old ones."""
+    path = tmp_path / "nine.db"
+    with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
+        _fill(agent)
+        agent.remember_many({"a": 1, "b": [2, "chai"]}, tags=["t"], kind="fact")
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:  # back to schema 9: memories WITHOUT ROWID, as 0001_initial made it
+        conn.execute("BEGIN")
+        conn.execute(_WITHOUT_ROWID.replace("memories", "old_memories", 1))
+        conn.execute("INSERT INTO old_memories SELECT * FROM memories")
+        conn.execute("DROP TABLE memories")
+        conn.execute("ALTER TABLE old_memories RENAME TO memories")
+        conn.execute("DELETE FROM schema_migrations WHERE name >= '0010_memories_rowid'")
+        conn.execute("PRAGMA user_version = 9")
+        conn.execute("COMMIT")
+        before = conn.execute("SELECT * FROM memories ORDER BY namespace, key, version").fetchall()
+    finally:
+        conn.close()
+    with SqliteStore(path) as store, AgentRuntime("bot", store=store) as agent:
+        assert "0010_memories_rowid" in store.info()["migrations"]
+        table = store._fetchone("SELECT sql FROM sqlite_master WHERE name = 'memories'", ())
+        assert "WITHOUT ROWID" not in table[0]
+        rows = store._fetchall("SELECT * FROM memories ORDER BY namespace, key, version", ())
+        assert rows == before
+        assert agent.audit.verify().ok
+        _expect(agent)
+        assert [i.key for i in agent.search(query="chai")] == ["b"]
+        assert agent.remember("a", 3).version == 2
+        assert [v.value for v in agent.recall_history("a")] == [3, 1]
+        assert store.integrity_check() == ["ok"]
+
+
+def test_a_new_sqlite_file_has_8k_pages_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path / "new.db") as store:
+        assert store._fetchone("PRAGMA page_size", ()) == (8192,)
+    old = tmp_path / "old.db"
+    conn = sqlite3.connect(old, isolation_level=None)
+    try:  # a file made with SQLite's default pages, as Octopoda made them before
+        conn.execute("PRAGMA page_size = 4096")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    finally:
+        conn.close()
+    with SqliteStore(old) as store, AgentRuntime("bot", store=store) as agent:
+        agent.remember("k", "v")
+        assert store._fetchone("PRAGMA page_size", ()) == (4096,)
+        assert agent.recall("k").value == "v"

@@ -302,6 +302,19 @@ def test_a_second_storage_on_the_same_store_sees_writes(store_url: str) -> None:
         assert one.get_record(r.id) is None
 
 
+def test_a_batch_saving_an_id_twice_keeps_its_last_version(storage: OctopodaStorage) -> None:
+    first = rec("first", embedding=[1.0, 0.0, 0.0, 0.0])
+    again = first.model_copy(update={"content": "again", "embedding": [0.0, 0.0, 0.0, 2.0]})
+    storage.save([first, rec("other", embedding=[0.0, 1.0, 0.0, 0.0]), again])
+    assert storage.count() == 2
+    found = storage.search([0.0, 0.0, 0.0, 1.0], limit=1)
+    assert [(r.id, r.content) for r, _ in found] == [(first.id, "again")]
+    assert found[0][1] == pytest.approx(1.0, abs=1e-6)  # (normalised)
+    assert storage.search([1.0, 0.0, 0.0, 0.0], limit=1)[0][1] < 0.5
+    history = storage.agent.recall_history(record_key(first.id))
+    assert [v.value["content"] for v in history] == ["again", "first"]
+
+
 def test_records_without_embedding_are_stored_not_searched(storage: OctopodaStorage) -> None:
     r = MemoryRecord(content="no vector", scope="/n")
     storage.save([r])

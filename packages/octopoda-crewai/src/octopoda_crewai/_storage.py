@@ -228,6 +228,24 @@ class OctopodaStorage:
             self._cache(_Entry(env))
         self._seen_seq = seq
 
+    def _cache_saved(self, entries: list[_Entry], vectors: list[Any]) -> None:
+        """Cache the entries ``save`` wrote, each with its embedding row (None: it has
+        none), the rows put in the index in one go."""
+        with_vectors: list[str] = []
+        rows = []
+        for entry, vector in zip(entries, vectors, strict=True):
+            rid = entry.env["id"]
+            self._uncache_scope(rid)
+            self._entries[rid] = entry
+            self._scopes.setdefault(entry.scope, set()).add(rid)
+            if vector is None:
+                self._index.remove(rid)
+            else:
+                with_vectors.append(rid)
+                rows.append(vector)
+        if rows:
+            self._index.put_many(with_vectors, rows)
+
     def _cache(self, entry: _Entry, vector: Any = None) -> None:
         """Cache ``entry``; ``vector``: its embedding when the caller has it unpacked."""
         rid = entry.env["id"]
@@ -272,12 +290,17 @@ class OctopodaStorage:
             self._seen_seq = -2  # reload on the next call
 
     def _write(self, entries: list[_Entry], vectors: list[Any] | None = None) -> None:
+        """Write ``entries`` in one event and cache them; ``vectors``: each one's embedding
+        row (None: it has none), when the caller has them unpacked."""
         if not entries:
             return
         before = self._seen_seq
         done = self.agent.remember_many([(record_key(e.env["id"]), e.env) for e in entries])
-        for entry, vector in zip(entries, vectors or [None] * len(entries), strict=True):
-            self._cache(entry, vector)
+        if vectors is None:
+            for entry in entries:
+                self._cache(entry)
+        else:
+            self._cache_saved(entries, vectors)
         self._wrote(done[-1].seq, before)
 
     def _forget(self, ids: Iterable[str]) -> int:

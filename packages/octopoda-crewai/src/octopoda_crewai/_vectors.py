@@ -49,6 +49,32 @@ class VectorIndex:
             self._ids[row] = record_id
         self._matrix[row] = v
 
+    def put_many(self, record_ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        """:meth:`put` of each ``(record_ids[i], vectors[i])``, normalised and stored in one
+        array operation (the last vector of an id given twice wins)."""
+        last = {rid: i for i, rid in enumerate(record_ids)}  # (in order: the last one wins)
+        if len(last) != len(record_ids):
+            record_ids = list(last)
+            vectors = [vectors[i] for i in last.values()]
+        block = np.array(vectors, dtype=np.float32, ndmin=2)
+        if block.shape[0] == 0:
+            return
+        if self.dim == 0:
+            self.dim = int(block.shape[1])
+            self._matrix = np.zeros((16, self.dim), dtype=np.float32)
+        norms = np.linalg.norm(block, axis=1, keepdims=True)
+        np.divide(block, norms, out=block, where=norms > 0.0)
+        rows = self._rows
+        at = np.empty(len(record_ids), dtype=np.int64)
+        for i, rid in enumerate(record_ids):
+            row = rows.get(rid)
+            if row is None:
+                row = self._free.pop() if self._free else self._grow()
+                rows[rid] = row
+                self._ids[row] = rid
+            at[i] = row
+        self._matrix[at] = block
+
     def _grow(self) -> int:
         row = len(self._ids)
         if row >= self._matrix.shape[0]:
