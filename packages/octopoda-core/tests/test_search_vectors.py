@@ -281,3 +281,28 @@ def test_a_callable_in_a_new_process_may_first_only_drop(db: str) -> None:
     with AgentRuntime("bot", store=db, embedder=embed) as agent:  # dimension not known yet
         agent.forget("city")  # the next catch-up has only a key to drop
         assert [m.key for m in agent.recall_similar("tea")] == ["drink"]
+
+
+@pytest.mark.parametrize("limit", [1, 5, 30])
+def test_filters_that_leave_few_of_the_best_vectors(agent: AgentRuntime, limit: int) -> None:
+    # The best vectors' memories are read a few more than missing at a time: a filter that
+    # most of them fail still finds the best that pass, in order.
+    for i in range(240):
+        tags = ["rare"] if i % 9 == 4 else None
+        agent.remember(f"{'x' if i % 5 else 'y'}.{i:03d}", f"note {i} of topic{i % 13}", tags)
+    query = agent.embedder.embed(["a note of topic3"])[0]  # type: ignore[union-attr]
+    everything = agent.search_vectors(query, limit=1000)
+    assert len(everything) == 240
+    for filters in ({"tags": ["rare"]}, {"prefix": "y."}, {"prefix": "y.", "tags": ["rare"]}):
+        found = agent.search_vectors(query, limit=limit, **filters)  # type: ignore[arg-type]
+        passing = [
+            m
+            for m in everything
+            if m.key.startswith(filters.get("prefix", ""))  # type: ignore[arg-type]
+            and ("tags" not in filters or "rare" in m.item.tags)
+        ]
+        assert [m.score for m in found] == [m.score for m in passing[:limit]]
+        above = found[-1].score
+        assert {m.key for m in found if m.score > above} == {
+            m.key for m in passing[:limit] if m.score > above
+        }

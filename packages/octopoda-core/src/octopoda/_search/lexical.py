@@ -44,6 +44,7 @@ STOPWORDS: Final = frozenset(_STOPWORD_TEXT.split())
 
 
 _SCALARS: Final = (int, float, bool, type(None))
+_SUFFIX_ENDS: Final = frozenset("gds")  # the last letters of _stem's suffixes
 
 
 def string_leaves(value: Any) -> list[str]:
@@ -111,6 +112,8 @@ def index_words(text: str) -> str:
 
 def _stem(word: str) -> str:
     # Just enough folding that "tea"/"teas" and "prefers"/"prefer" meet; not a real stemmer.
+    if word[-1:] not in _SUFFIX_ENDS:  # (most words: no suffix to try)
+        return word
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]
@@ -144,7 +147,7 @@ def coverage(terms: Sequence[str], texts: Iterable[str]) -> tuple[float, tuple[s
     """Which of a query's ``terms`` (from :func:`query_terms`) occur in ``texts`` (case,
     accents and plural endings folded), and their share of the query's terms in [0, 1]
     (stopwords left out of the count when the query has other words)."""
-    words = {_fold(w.lower()) for text in texts for w in _TERM.findall(text)}
+    words = {_fold(w) for w in {w.lower() for text in texts for w in _TERM.findall(text)}}
     found = tuple(t for t in terms if _fold(t) in words)
     counted = [t for t in terms if t not in STOPWORDS] or list(terms)
     if not counted:

@@ -31,14 +31,28 @@ __all__ = ["Filtered", "SearchReads", "SearchSql"]
 class SearchSql:
     """One dialect's search statement. ``source`` selects ``m`` (the memories columns, the
     newest version of each indexed key) and ``score`` (higher is better), given two
-    parameters: the match (``match(terms)``) and the namespace."""
+    parameters: the match (``match(terms)``) and the namespace.
+
+    ``shortlist``, if given, is the same search over only the best ``size`` matches of the
+    namespace by ``(score, key)`` (a third parameter), ranked before any memory is read, and
+    selects after ``score`` the number of those matches: a page of a search is read from it
+    when it holds the whole page (:meth:`SearchReads.search`). It spares reading the
+    memories of every match that cannot be on the page (most of a search's time at 100,000
+    memories: a common word matches thousands)."""
 
     def __init__(
-        self, dialect: Dialect, source: str, match: Callable[[Sequence[str]], Any]
+        self,
+        dialect: Dialect,
+        source: str,
+        match: Callable[[Sequence[str]], Any],
+        shortlist: str | None = None,
     ) -> None:
         self.dialect = dialect
         columns = ", ".join("m." + c for c in dialect.memory_columns.split(", "))
         self.source = dialect.sql(source.replace("{columns}", columns))
+        self.shortlist = (
+            None if shortlist is None else dialect.sql(shortlist.replace("{columns}", columns))
+        )
         self.match = match
 
     def filters(
@@ -62,13 +76,20 @@ class SearchSql:
         limit: int | None,
         offset: int,
         kinds: Sequence[str] = (),
+        shortlist: int | None = None,
     ) -> tuple[str, list[Any]]:
+        """The statement of a search; with ``shortlist`` (a size), over the
+        :attr:`shortlist` of that many matches."""
         d = self.dialect
         where, params = self.filters(prefix, tags, now, kinds)
-        params = [self.match(terms), namespace, *params]
+        head = [self.match(terms), namespace]
+        if shortlist is None or self.shortlist is None:
+            source = self.source
+        else:
+            source, head = self.shortlist, [*head, shortlist]
         page, page_params = d.limit_offset(limit, offset)
-        sql = f"{self.source} AND {' AND '.join(where)} ORDER BY score DESC, m.key{page}"
-        return sql, params + page_params
+        sql = f"{source} AND {' AND '.join(where)} ORDER BY score DESC, m.key{page}"
+        return sql, head + params + page_params
 
     def filtered(
         self, prefix: str, tags: Sequence[str], now: float | None, kinds: Sequence[str] = ()
@@ -130,15 +151,26 @@ class SearchReads:
         if not terms:
             return []
         self._catch_up()
-        sql, params = self._search_sql.search(
-            namespace,
-            terms,
-            prefix=prefix,
-            tags=tags,
-            now=now,
-            limit=limit,
-            offset=offset,
-            kinds=kinds,
-        )
-        row = self._search_sql.dialect.row
-        return [(row(r[:-1]), float(r[-1])) for r in self._fetchall(sql, params)]
+        search = self._search_sql
+        row = search.dialect.row
+
+        def statement(shortlist: int | None = None) -> tuple[str, list[Any]]:
+            return search.search(
+                namespace,
+                terms,
+                prefix=prefix,
+                tags=tags,
+                now=now,
+                limit=limit,
+                offset=offset,
+                kinds=kinds,
+                shortlist=shortlist,
+            )
+
+        if search.shortlist is not None and limit:
+            size = (limit + offset) * 4 + 16
+            rows = self._fetchall(*statement(size))
+            # the page, if the shortlist held all of it: a whole page, or every match
+            if len(rows) == limit or (rows and rows[0][-1] < size):
+                return [(row(r[:-2]), float(r[-2])) for r in rows]
+        return [(row(r[:-1]), float(r[-1])) for r in self._fetchall(*statement())]

@@ -372,6 +372,18 @@ SEARCH: Final = SearchSql(
     " AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.namespace = m.namespace"
     " AND n.key = m.key AND n.version > m.version)",
     fts_match,
+    # The same over the namespace's best ? matches by (score, key), the search's order
+    # (ties in score decided by the key, so the shortlist is exactly the first ones), and
+    # their number: only their memories are read.
+    "SELECT {columns}, h.score AS score, h.n FROM (SELECT namespace, key, version, score,"
+    " COUNT(*) OVER () AS n FROM (SELECT d.namespace, d.key, d.version,"
+    " -bm25(search_text) AS score FROM search_text"
+    " CROSS JOIN search_docs d ON d.id = search_text.rowid"
+    " WHERE search_text MATCH ? AND d.namespace = ? ORDER BY score DESC, d.key LIMIT ?)) h"
+    " CROSS JOIN memories m ON m.namespace = h.namespace AND m.key = h.key"
+    " AND m.version = h.version"
+    " WHERE NOT EXISTS (SELECT 1 FROM memories n WHERE n.namespace = m.namespace"
+    " AND n.key = m.key AND n.version > m.version)",
 )
 
 # -- a commit -----------------------------------------------------------------------------

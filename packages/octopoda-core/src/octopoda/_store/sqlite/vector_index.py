@@ -143,17 +143,36 @@ class Matrices:
         matrix = self.matrix(fetchall, namespace, model)
         k = limit * 4 + 16
         while True:
-            best = matrix.top(query, k)
-            sql, params = filtered.current_of_keys(namespace, [matrix.keys[i] for i, _ in best])
-            rows = {r.key: r for r in map(READS.row, fetchall(sql, params))}
-            found = []
-            for i, score in best:
-                row = rows.get(matrix.keys[i])
-                if row is not None and row.version == matrix.versions[i]:
-                    found.append((row, score))
+            found = _passing(fetchall, matrix, matrix.top(query, k), namespace, filtered, limit)
             if len(found) >= limit or k >= len(matrix):
-                return found[:limit]
+                return found
             k *= 4
+
+
+def _passing(
+    fetchall: Fetch,
+    matrix: VectorMatrix,
+    best: list[tuple[int, float]],
+    namespace: str,
+    filtered: Filtered,
+    limit: int,
+) -> list[tuple[StoredRow, float]]:
+    """The first ``limit`` rows of ``best`` whose vector is of their key's current version
+    and whose memory passes the filters, in order: their memories read a few more than
+    missing at a time, then 4, 16, ... times as many (most pass: ``best`` holds more
+    than ``limit`` for those that do not, and is mostly not read)."""
+    found: list[tuple[StoredRow, float]] = []
+    start, scale = 0, 1
+    while start < len(best) and len(found) < limit:
+        chunk = best[start : start + (limit - len(found)) * scale + 8]
+        start, scale = start + len(chunk), scale * 4
+        sql, params = filtered.current_of_keys(namespace, [matrix.keys[i] for i, _ in chunk])
+        rows = {r.key: r for r in map(READS.row, fetchall(sql, params))}
+        for i, score in chunk:
+            row = rows.get(matrix.keys[i])
+            if row is not None and row.version == matrix.versions[i]:
+                found.append((row, score))
+    return found[:limit]
 
 
 Fetch = Callable[[str, Sequence[Any]], list[Any]]
