@@ -314,8 +314,9 @@ def test_a_plain_commit_holds_its_locks_from_the_head_read_to_its_commit(
     commit(pg, [json_write("k", "0")])
     held = (
         "SELECT (classid::bigint << 32) | objid::bigint FROM pg_locks"
-        " WHERE locktype = 'advisory' AND granted"
-    )
+        " WHERE locktype = 'advisory' AND granted"  # (this test's database only: other
+        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    )  # tests and sessions may hold locks of their own databases on the same server)
     seen: list[Any] = []
     with admin(postgres_clean_url) as other:
 
