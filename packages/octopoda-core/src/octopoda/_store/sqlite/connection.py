@@ -19,11 +19,6 @@ __all__ = ["connect", "file_path", "is_busy", "storage_error"]
 
 _CONNECT_RETRY_JITTER_US: Final = 45_000
 
-PAGE_SIZE: Final = 8192
-"""The page size of a new store file (SQLite's default is 4096): a memory version of a few
-kilobytes (a value with an embedding) fits two or three to a page instead of one, and a
-batch of them writes half the pages. A file made with another size keeps it."""
-
 
 def is_busy(exc: sqlite3.Error) -> bool:
     text = str(exc)
@@ -130,8 +125,6 @@ def _configure(
     if read_only:
         _check_schema(conn, path)
         return
-    if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
-        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # (a new file only; before WAL)
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     sync = "FULL" if durability == "full" else "NORMAL"

@@ -30,11 +30,6 @@ __all__ = [
 # tell an Octopoda file from some other SQLite database. ASCII "Octo".
 APPLICATION_ID: Final = 0x4F63746F
 
-_MEMORY_COLUMNS: Final = (
-    "namespace, key, version, encoding, value, tags, author, created_at, expires_at, seq,"
-    " erased, kind"
-)
-
 MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     (
         "0001_initial",
@@ -244,34 +239,6 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "CREATE VIRTUAL TABLE search_text USING fts5(body, content = 'search_docs',"
             " content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')",
             "INSERT INTO search_text (search_text) VALUES ('rebuild')",
-        ),
-    ),
-    (
-        "0010_memories_rowid",
-        (
-            # The versions in a rowid table (their primary key an index beside it): a
-            # version is appended at the table's end and only its small key entry lands
-            # among the others, where a WITHOUT ROWID table put each whole row (values of
-            # kilobytes) at its key's place, so a batch of new keys rewrote a page per row.
-            """CREATE TABLE memories_0010 (
-                namespace   TEXT NOT NULL,
-                key         TEXT NOT NULL,
-                version     INTEGER NOT NULL,
-                encoding    TEXT NOT NULL,
-                value       BLOB,
-                tags        TEXT,
-                author      TEXT,
-                created_at  REAL NOT NULL,
-                expires_at  REAL,
-                seq         INTEGER NOT NULL,
-                erased      INTEGER NOT NULL DEFAULT 0,
-                kind        TEXT,
-                PRIMARY KEY (namespace, key, version)
-            )""",
-            f"INSERT INTO memories_0010 ({_MEMORY_COLUMNS}) SELECT {_MEMORY_COLUMNS}"
-            " FROM memories ORDER BY seq, namespace, key, version",
-            "DROP TABLE memories",
-            "ALTER TABLE memories_0010 RENAME TO memories",
         ),
     ),
 )
