@@ -230,7 +230,7 @@ SERVER_TESTS = [
         "test_dashboard",
         "test_docs_server",  # (docs/server.md's curl examples, against a real server)
     )
-]
+] + [f"{CORE}/tests/test_audit.py::test_verify_is_not_fooled_by_a_writer_in_another_process"]
 # Runtime tests that start other processes on a file, or reach into the SQLite file or
 # a SqliteStore, cannot run through a server.
 REMOTE_SKIP = [*SQLITE_ONLY, "sqlite", "tracer", "read_only", "readonly", "durability"]

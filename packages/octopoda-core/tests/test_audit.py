@@ -1027,6 +1027,8 @@ def shared_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "postgresql":
         url: str = request.getfixturevalue("postgres_clean_url")
         return url
+    pytest.importorskip("fastapi")  # (the server's extra: in the server's test session)
+    pytest.importorskip("requests")
     return f"{request.getfixturevalue(request.param)}/t/verify{os.getpid()}_{tmp_path.name}"
 
 
