@@ -102,6 +102,7 @@ def tests(session: nox.Session) -> None:
 # Tests that drive the SQLite file itself (raw sqlite3 tampering, several processes on one
 # file); the conformance suite and test_postgres.py cover the same ground on PostgreSQL.
 SQLITE_ONLY = [
+    "open_reader",  # (a SqliteStore's own method)
     "two_processes",
     "another_process",
     "across_processes",
