@@ -7,10 +7,15 @@
 
 ARGS go to nox; pytest arguments follow `--`. The first run creates .tools/ (a venv with
 pinned uv and nox from PyPI); later runs reuse it.
+
+`test` without ARGS runs nox's default sessions in two lanes at once, one nox process each:
+the core's sessions (printed as they run) and the framework adapters' (printed when both
+lanes are done, or live with OCTOPODA_TEST_LANES=1, which runs everything in one lane).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -25,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / ".tools"
 BIN = TOOLS / ("Scripts" if os.name == "nt" else "bin")
 COMMANDS = {"quickstart": ["-s", "quickstart"], "test": [], "nox": []}
+# Sessions whose name holds one of these run in the adapters' lane of `test`.
+ADAPTER_WORDS = ("openai_agents", "langchain", "langgraph", "autogen", "crewai")
 
 
 def log(message: str) -> None:
@@ -79,9 +86,42 @@ def main(argv: list[str]) -> int:
     cmd = [str(BIN / "nox"), "-f", str(ROOT / "noxfile.py"), *COMMANDS[argv[0]], *argv[1:]]
     log(f"PYENV_VERSION={env.get('PYENV_VERSION', '')} " + " ".join(["nox", *cmd[3:]]))
     os.chdir(ROOT)
+    if argv == ["test"] and env.get("OCTOPODA_TEST_LANES", "2") != "1":
+        return run_in_lanes(cmd, env)
     if os.name == "nt":
         return subprocess.call(cmd, env=env)
     os.execve(cmd[0], cmd, env)
+
+
+def run_in_lanes(cmd: list[str], env: dict[str, str]) -> int:
+    """nox's default sessions as two nox processes at once: the core's (output live) and the
+    adapters' (output kept in a file, printed after). The worse exit status of the two."""
+    listed = subprocess.run([*cmd, "--list", "--json"], env=env, capture_output=True, text=True)
+    if listed.returncode != 0:
+        sys.stderr.write(listed.stderr)
+        return listed.returncode
+    names = [entry["session"] for entry in json.loads(listed.stdout)]
+    adapters = [n for n in names if any(word in n for word in ADAPTER_WORDS)]
+    core = [n for n in names if n not in adapters]
+    out = TOOLS / "adapters-lane.log"
+    log(f"two lanes: {len(core)} core sessions here, {len(adapters)} adapter sessions -> {out}")
+    with out.open("w") as sink:
+        lane = subprocess.Popen(
+            [*cmd, "-s", *adapters], env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
+        )
+        try:
+            status = subprocess.call([*cmd, "-s", *core], env=env) if core else 0
+            lane_status = lane.wait()
+        finally:
+            if lane.poll() is None:
+                lane.kill()
+    sys.stdout.flush()
+    print(f"dev.py: the adapters' lane ({len(adapters)} sessions):", flush=True)
+    with out.open() as lines:
+        shutil.copyfileobj(lines, sys.stdout)
+    sys.stdout.flush()
+    log(f"core lane exit status {status}, adapters' lane exit status {lane_status}")
+    return status or lane_status
 
 
 if __name__ == "__main__":

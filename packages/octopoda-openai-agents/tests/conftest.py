@@ -31,6 +31,12 @@ except PackageNotFoundError:
     collect_ignore_glob = ["test_*.py"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "processes: runs child processes (restarts, crashes, a second reader)"
+    )
+
+
 def pytest_report_header() -> list[str]:
     if not SDK_VERSION:
         return ["openai-agents: not installed, tests skipped (run `nox -s openai_agents`)"]

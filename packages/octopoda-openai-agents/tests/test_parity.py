@@ -64,6 +64,7 @@ def _phases(directory: Path, phases: list[str], env: dict[str, str]) -> dict[str
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+@pytest.mark.processes
 def test_same_items_across_process_restarts(tmp_path: Path, proc_env: dict[str, str]) -> None:
     # process 1 runs two conversations; process 2 pops, runs, adds, clears and runs again
     for phases in (["one"], ["two", "three"]):
@@ -85,6 +86,7 @@ def test_same_items_across_process_restarts(tmp_path: Path, proc_env: dict[str, 
     assert [item["role"] for item in got] == ["user"]  # "Fresh start", its answer popped
 
 
+@pytest.mark.processes
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_a_process_killed_during_turn_two_keeps_every_completed_turn(
     tmp_path: Path, proc_env: dict[str, str]

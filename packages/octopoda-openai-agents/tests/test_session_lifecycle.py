@@ -131,6 +131,7 @@ async def _cancel_while_gated(
     return done_at_cancel, seen_at_cancel, await asyncio.to_thread(reader)
 
 
+@pytest.mark.processes
 def test_a_cancelled_large_add_raises_only_after_it_committed(
     tmp_path: Path, reader: Callable[[], int]
 ) -> None:
@@ -148,6 +149,7 @@ def test_a_cancelled_large_add_raises_only_after_it_committed(
     assert session.runtime.audit.verify().ok
 
 
+@pytest.mark.processes
 def test_a_cancelled_add_that_fails_raises_after_its_rollback(
     tmp_path: Path, reader: Callable[[], int]
 ) -> None:
@@ -164,6 +166,7 @@ def test_a_cancelled_add_that_fails_raises_after_its_rollback(
     assert reader() == 1
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("operation", ["pop_item", "clear_session"])
 def test_cancelled_pop_and_clear_raise_only_after_they_committed(
     tmp_path: Path, reader: Callable[[], int], operation: str
