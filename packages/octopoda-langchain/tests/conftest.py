@@ -83,6 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "examples: runs examples/langchain (nox runs them in the newest cells)"
     )
+    config.addinivalue_line("markers", "processes: kills and restarts agent processes")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

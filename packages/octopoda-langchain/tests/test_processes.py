@@ -16,6 +16,8 @@ from octopoda_langchain import OctopodaSaver
 
 PROCS = Path(__file__).resolve().parent / "procs"
 
+pytestmark = pytest.mark.processes  # (not in the newest line on 3.10 and 3.13)
+
 
 def start(args: list[str], env: dict[str, str], output: Path) -> subprocess.Popen[bytes]:
     """A worker process; its output goes to a file (read on failure)."""
