@@ -94,6 +94,7 @@ def test_an_unmodified_looping_agent_is_recorded_and_stopped(tmp_path: Path) -> 
         assert agent.audit.verify().ok
 
 
+@pytest.mark.processes
 def test_an_async_streamed_run_is_stopped_too(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     out = run_script(db, "weather", "once", "astream")
@@ -105,6 +106,7 @@ def test_an_async_streamed_run_is_stopped_too(tmp_path: Path) -> None:
     assert len(events(db, "weather", "llm_call")) == calls
 
 
+@pytest.mark.processes
 def test_a_loop_in_a_thread_pauses_that_thread(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     done = run_proc("-c", _THREADED.format(db=str(db)))
@@ -122,6 +124,7 @@ print(loop_script.main("user-1"))
 """
 
 
+@pytest.mark.processes
 def test_runs_in_bare_threads_and_pool_workers_are_recorded(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     done = run_proc("-c", _IN_THREADS.format(db=str(db)))
@@ -148,6 +151,7 @@ with ThreadPoolExecutor(1) as pool:
 """
 
 
+@pytest.mark.processes
 def test_the_next_script_run_is_a_new_run(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     first, second = run_script(db, "weather", "once"), run_script(db, "weather", "once")
@@ -157,6 +161,7 @@ def test_the_next_script_run_is_a_new_run(tmp_path: Path) -> None:
         assert len(runs) == 2 and {r.status for r in runs} == {"paused"}
 
 
+@pytest.mark.processes
 def test_octopoda_run_instruments_the_unmodified_script(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     env = dict(
@@ -184,6 +189,7 @@ def test_octopoda_run_instruments_the_unmodified_script(tmp_path: Path) -> None:
         assert signal.kind == "retry" and {ref.name for ref in signal.events} == {"fetch"}
 
 
+@pytest.mark.processes
 def test_after_deactivate_nothing_is_recorded(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     out = run_script(db, "weather", "deactivated")
@@ -195,6 +201,7 @@ def test_after_deactivate_nothing_is_recorded(tmp_path: Path) -> None:
     assert events(db, "weather", "llm_call") == []
 
 
+@pytest.mark.processes
 def test_activating_twice_records_each_call_once(tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     out = run_script(db, "weather", "twice")

@@ -102,6 +102,7 @@ def test_an_unmodified_looping_agent_is_recorded_and_stopped(
         assert agent.audit.verify().ok
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("how", ["sync", "streamed"])
 def test_run_sync_and_run_streamed_are_stopped_too(
     proc_env: dict[str, str], tmp_path: Path, how: str
@@ -114,6 +115,7 @@ def test_run_sync_and_run_streamed_are_stopped_too(
     assert len(events(db, "tool_call")) == 3 and len(events(db, "llm_call")) == 3
 
 
+@pytest.mark.processes
 def test_the_next_script_run_is_a_new_run(proc_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     first, second = run_script(proc_env, db, "once"), run_script(proc_env, db, "once")
@@ -123,6 +125,7 @@ def test_the_next_script_run_is_a_new_run(proc_env: dict[str, str], tmp_path: Pa
         assert len(runs) == 2 and {r.status for r in runs} == {"paused"}
 
 
+@pytest.mark.processes
 def test_octopoda_run_instruments_the_unmodified_script(
     proc_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -152,6 +155,7 @@ def test_octopoda_run_instruments_the_unmodified_script(
         assert signal.kind == "retry" and {ref.name for ref in signal.events} == {"fetch"}
 
 
+@pytest.mark.processes
 def test_after_deactivate_nothing_is_recorded(proc_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     out = run_script(proc_env, db, "deactivated")
@@ -160,6 +164,7 @@ def test_after_deactivate_nothing_is_recorded(proc_env: dict[str, str], tmp_path
     assert events(db, "tool_call") == [] and events(db, "llm_call") == []
 
 
+@pytest.mark.processes
 def test_activating_twice_records_each_call_once(proc_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "octopoda.db"
     out = run_script(proc_env, db, "twice")
