@@ -26,6 +26,10 @@ nox.options.sessions = [
 ]
 
 ROOT = Path(__file__).parent
+# `python3 tools/dev.py test` runs the sessions tagged so (the framework adapters') as a nox
+# process of their own beside the others. LangGraph's parity suites (parity_langgraph, about
+# 7 minutes) are left untagged: they end the core's lane, so the two take about as long.
+ADAPTER_LANE = ["adapters"]
 CORE = "packages/octopoda-core"
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 TEST_DIRS = [f"{CORE}/tests", "tests"]
@@ -352,7 +356,7 @@ OPENAI_AGENTS_CELLS = [
 ]
 
 
-@nox.session
+@nox.session(tags=ADAPTER_LANE)
 @nox.parametrize(
     "python,openai_agents,extra",
     OPENAI_AGENTS_CELLS,
@@ -369,7 +373,7 @@ def openai_agents(session: nox.Session, openai_agents: str, extra: tuple[str, ..
     session.run("pytest", f"{OPENAI_AGENTS_PKG}/tests", *args)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def typecheck_openai_agents(session: nox.Session) -> None:
     """mypy --strict on octopoda-openai-agents, against the newest openai-agents."""
     session.install(
@@ -378,7 +382,7 @@ def typecheck_openai_agents(session: nox.Session) -> None:
     session.run("mypy", "--strict", f"{OPENAI_AGENTS_PKG}/src")
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def bench_openai_agents(session: nox.Session) -> None:
     """OctopodaSession vs SQLiteSession (bench/bench_openai_agents.py; `-- --quick`)."""
     session.install("-e", CORE, "-e", OPENAI_AGENTS_PKG, f"openai-agents=={OPENAI_AGENTS_NEWEST}")
@@ -451,7 +455,7 @@ def _unpacked_openai_agents_sdist(session: nox.Session, version: str) -> Path:
     return unpacked
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def parity_openai_agents(session: nox.Session) -> None:
     """The Agents SDK's own session and runner tests with SQLiteSession swapped for
     OctopodaSession (tests/parity/README.md). `-- --parity-shipped` runs them as shipped,
@@ -531,7 +535,7 @@ LANGCHAIN_TEST_DEPS = (
 )
 
 
-@nox.session
+@nox.session(tags=ADAPTER_LANE)
 @nox.parametrize(
     "python,line,pins",
     LANGCHAIN_CELLS,
@@ -549,14 +553,14 @@ def langchain(session: nox.Session, line: str, pins: tuple[str, ...]) -> None:
     session.run("pytest", f"{LANGCHAIN_PKG}/tests", *args)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def typecheck_langchain(session: nox.Session) -> None:
     """mypy --strict on octopoda-langchain, against the newest LangChain/LangGraph."""
     session.install("-e", CORE, "-e", LANGCHAIN_PKG, MYPY, *LANGCHAIN_NEWEST)
     session.run("mypy", "--strict", f"{LANGCHAIN_PKG}/src")
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def bench_langchain(session: nox.Session) -> None:
     """OctopodaSaver vs LangGraph's SqliteSaver (bench/bench_langchain.py; `-- --quick`)."""
     session.install(
@@ -669,7 +673,7 @@ CREWAI_ENV = {  # CrewAI's telemetry and tracing off in every session
 }
 
 
-@nox.session
+@nox.session(tags=ADAPTER_LANE)
 @nox.parametrize(
     "python,autogen",
     AUTOGEN_CELLS,
@@ -687,7 +691,7 @@ def autogen(session: nox.Session, autogen: str) -> None:
     session.run("pytest", f"{AUTOGEN_PKG}/tests", *args)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def autogen_pyautogen(session: nox.Session) -> None:
     """The install path of the design card: `pip install pyautogen` (0.10, a proxy for
     autogen-agentchat>=0.6.4) and nothing else from AutoGen: octopoda-autogen goes in with
@@ -699,14 +703,14 @@ def autogen_pyautogen(session: nox.Session) -> None:
     session.run("pytest", f"{AUTOGEN_PKG}/tests", "-m", "not examples", *session.posargs)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def typecheck_autogen(session: nox.Session) -> None:
     """mypy --strict on octopoda-autogen, against the newest AutoGen."""
     session.install("-e", CORE, "-e", AUTOGEN_PKG, MYPY, *_autogen_pins(AUTOGEN_NEWEST))
     session.run("mypy", "--strict", f"{AUTOGEN_PKG}/src")
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def bench_autogen(session: nox.Session) -> None:
     """OctopodaMemory vs ListMemory (and ChromaDB's memory where chromadb installs), our
     context vs UnboundedChatCompletionContext (bench/bench_autogen.py; `-- --quick`)."""
@@ -726,7 +730,7 @@ nox.options.sessions += [
 ]
 
 
-@nox.session
+@nox.session(tags=ADAPTER_LANE)
 @nox.parametrize(
     "python,crewai", CREWAI_CELLS, ids=[f"{version}-py{python}" for python, version in CREWAI_CELLS]
 )
@@ -742,7 +746,7 @@ def crewai(session: nox.Session, crewai: str) -> None:
     session.run("pytest", f"{CREWAI_PKG}/tests", *args, env=CREWAI_ENV)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def typecheck_crewai(session: nox.Session) -> None:
     """mypy --strict on octopoda-crewai, against the newest crewai (not in the default run:
     another 1 GB venv; run it when the package changes)."""
@@ -750,7 +754,7 @@ def typecheck_crewai(session: nox.Session) -> None:
     session.run("mypy", "--strict", f"{CREWAI_PKG}/src", env=CREWAI_ENV)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def bench_crewai(session: nox.Session) -> None:
     """OctopodaStorage vs CrewAI's LanceDB storage (bench/bench_crewai.py; `-- --quick`)."""
     session.install("-e", CORE, "-e", CREWAI_PKG, f"crewai=={CREWAI_NEWEST}")
@@ -772,7 +776,7 @@ CREWAI_PARITY_TESTS = (
 )
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ADAPTER_LANE)
 def parity_crewai(session: nox.Session) -> None:
     """CrewAI's own memory tests with its storage swapped for OctopodaStorage
     (tests/parity/README.md). `-- --parity-shipped` runs them as shipped; other args go to

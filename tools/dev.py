@@ -30,11 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / ".tools"
 BIN = TOOLS / ("Scripts" if os.name == "nt" else "bin")
 COMMANDS = {"quickstart": ["-s", "quickstart"], "test": [], "nox": []}
-# Sessions whose name holds one of these run in the adapters' lane of `test`, but for the
-# longest of them (LangGraph's own suites, about 7 minutes), which ends the core's lane so
-# that the two lanes take about as long.
-ADAPTER_WORDS = ("openai_agents", "langchain", "langgraph", "autogen", "crewai")
-CORE_LANE_LAST = ("parity_langgraph",)
+LANE_TAG = "adapters"  # (the noxfile tags the adapters' sessions so: ADAPTER_LANE)
 
 
 def log(message: str) -> None:
@@ -103,10 +99,9 @@ def run_in_lanes(cmd: list[str], env: dict[str, str]) -> int:
     if listed.returncode != 0:
         sys.stderr.write(listed.stderr)
         return listed.returncode
-    names = [entry["session"] for entry in json.loads(listed.stdout)]
-    adapters = [n for n in names if any(w in n for w in ADAPTER_WORDS) and n not in CORE_LANE_LAST]
-    core = [n for n in names if n not in adapters and n not in CORE_LANE_LAST]
-    core += [n for n in names if n in CORE_LANE_LAST]
+    listing = json.loads(listed.stdout)
+    adapters = [entry["session"] for entry in listing if LANE_TAG in entry["tags"]]
+    core = [entry["session"] for entry in listing if LANE_TAG not in entry["tags"]]
     out = TOOLS / "adapters-lane.log"
     log(f"two lanes: {len(core)} core sessions here, {len(adapters)} adapter sessions -> {out}")
     with out.open("w") as sink:
