@@ -26,10 +26,12 @@ nox.options.sessions = [
 ]
 
 ROOT = Path(__file__).parent
-# `python3 tools/dev.py test` runs the sessions tagged so (the framework adapters') as a nox
-# process of their own beside the others. LangGraph's parity suites (parity_langgraph, about
-# 7 minutes) are left untagged: they end the core's lane, so the two take about as long.
+# `python3 tools/dev.py test` runs the sessions tagged ADAPTER_LANE (the framework adapters')
+# as a nox process of their own beside the others, then those tagged ALONE by themselves:
+# LangGraph's parity suites time their stream chunks (test_stream_subgraphs_during_execution
+# failed with both lanes loading the 2 cores) and run four suites at once already.
 ADAPTER_LANE = ["adapters"]
+ALONE = ["alone"]
 CORE = "packages/octopoda-core"
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 TEST_DIRS = [f"{CORE}/tests", "tests"]
@@ -607,7 +609,7 @@ PARITY_LANGGRAPH_TEST_DEPS = (
 )
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", tags=ALONE)
 def parity_langgraph(session: nox.Session) -> None:
     """LangGraph's store, saver and graph tests with its backends swapped for ours; a failure
     not in tests/parity/allowlist.toml fails. Arguments go to tests/parity/langgraph_run.py:

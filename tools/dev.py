@@ -10,7 +10,8 @@ pinned uv and nox from PyPI); later runs reuse it.
 
 `test` without ARGS runs nox's default sessions in two lanes at once, one nox process each:
 the core's sessions (printed as they run) and the framework adapters' (printed when both
-lanes are done, or live with OCTOPODA_TEST_LANES=1, which runs everything in one lane).
+lanes are done, or live with OCTOPODA_TEST_LANES=1, which runs everything in one lane), then
+the sessions tagged "alone" (timing-sensitive suites) by themselves.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / ".tools"
 BIN = TOOLS / ("Scripts" if os.name == "nt" else "bin")
 COMMANDS = {"quickstart": ["-s", "quickstart"], "test": [], "nox": []}
-LANE_TAG = "adapters"  # (the noxfile tags the adapters' sessions so: ADAPTER_LANE)
+# The noxfile's tags: ADAPTER_LANE (the adapters' lane) and ALONE (run after both lanes).
+LANE_TAG, ALONE_TAG = "adapters", "alone"
 
 
 def log(message: str) -> None:
@@ -94,14 +96,16 @@ def main(argv: list[str]) -> int:
 
 def run_in_lanes(cmd: list[str], env: dict[str, str]) -> int:
     """nox's default sessions as two nox processes at once: the core's (output live) and the
-    adapters' (output kept in a file, printed after). The worse exit status of the two."""
+    adapters' (output kept in a file, printed after); then the sessions that need the machine
+    to themselves. The first failing exit status."""
     listed = subprocess.run([*cmd, "--list", "--json"], env=env, capture_output=True, text=True)
     if listed.returncode != 0:
         sys.stderr.write(listed.stderr)
         return listed.returncode
     listing = json.loads(listed.stdout)
     adapters = [entry["session"] for entry in listing if LANE_TAG in entry["tags"]]
-    core = [entry["session"] for entry in listing if LANE_TAG not in entry["tags"]]
+    alone = [entry["session"] for entry in listing if ALONE_TAG in entry["tags"]]
+    core = [e["session"] for e in listing if not {LANE_TAG, ALONE_TAG} & set(e["tags"])]
     out = TOOLS / "adapters-lane.log"
     log(f"two lanes: {len(core)} core sessions here, {len(adapters)} adapter sessions -> {out}")
     with out.open("w") as sink:
@@ -120,7 +124,8 @@ def run_in_lanes(cmd: list[str], env: dict[str, str]) -> int:
         shutil.copyfileobj(lines, sys.stdout)
     sys.stdout.flush()
     log(f"core lane exit status {status}, adapters' lane exit status {lane_status}")
-    return status or lane_status
+    alone_status = subprocess.call([*cmd, "-s", *alone], env=env) if alone else 0
+    return status or lane_status or alone_status
 
 
 if __name__ == "__main__":
