@@ -161,6 +161,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "processes: starts Python processes (each imports crewai: slow); nox runs"
-        " them in the newest cell on 3.11 only",
+        "processes: the kill-and-restart test and the extra init scripts (each process"
+        " imports crewai: slow); nox runs them in the newest cell on 3.11 only (every cell"
+        " runs the looping crew's scripts)",
     )

@@ -72,6 +72,7 @@ def test_a_looping_crew_is_recorded_and_stopped(tmp_path: Path, run_python: Run)
     check_stopped_and_recorded(db, report, priced=True)
 
 
+@pytest.mark.processes  # (the newest cell on 3.11 runs it)
 def test_the_unmodified_script_under_octopoda_run(tmp_path: Path, proc_env: dict[str, str]) -> None:
     db = tmp_path / "agent.db"
     env = {**proc_env, "OCTOPODA_AGENT_ID": AGENT, "OCTOPODA_DATABASE_URL": str(db),
@@ -115,6 +116,7 @@ def check_stopped_and_recorded(db: Path, report: dict[str, Any], *, priced: bool
         assert runtime.audit.verify().ok
 
 
+@pytest.mark.processes  # (the newest cell on 3.11 runs it)
 def test_deactivate_removes_everything(tmp_path: Path, run_python: Run) -> None:
     db = tmp_path / "agent.db"
     report = run_with_init(run_python, db, "shutdown")
@@ -122,6 +124,7 @@ def test_deactivate_removes_everything(tmp_path: Path, run_python: Run) -> None:
     assert kinds(db) == []
 
 
+@pytest.mark.processes  # (the newest cell on 3.11 runs it)
 @pytest.mark.parametrize("mode", ["init-twice", "activate-twice"])
 def test_twice_records_once(tmp_path: Path, run_python: Run, mode: str) -> None:
     once, twice = tmp_path / "once.db", tmp_path / "twice.db"
