@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import nox
 import nox.command
+
+sys.path.insert(0, str(Path(__file__).parent / "tools"))
+from pytest_args import cell_args, narrowed  # (tools/, beside this file)
 
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
@@ -34,6 +38,7 @@ ADAPTER_LANE = ["adapters"]
 ALONE = ["alone"]
 CORE = "packages/octopoda-core"
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+FULL_PYTHON = "3.11"  # the Python that runs every test (the others run the core set)
 TEST_DIRS = [f"{CORE}/tests", "tests"]
 # Linters are pinned so that a new release cannot fail CI on unchanged code; bump deliberately
 # (and in the root pyproject.toml's dev group).
@@ -86,15 +91,14 @@ CORE_SET_OMITS = (
         )
     ),
     f"--deselect={CORE}/tests/test_audit.py::test_a_chain_of_100000_events_verifies",
-    "-k",
-    "not postgres or test_store_conformance",
 )
+CORE_SET_SELECTION = {"-k": "not postgres or test_store_conformance"}
 
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest on every supported Python (the core set on CORE_SET_PYTHONS); extra args go to
-    pytest (`nox -s tests -- -k x`; a -k of your own replaces the core set's)."""
+    pytest (`nox -s tests -- -k x`; a -k of your own narrows the core set's)."""
     # numpy (the [vectors] extra) on the newest Python only: vector search's numpy path
     # there, its pure-Python path on the others
     extras = "cli,sign,postgres" + (",vectors" if session.python == PYTHONS[-1] else "")
@@ -104,11 +108,12 @@ def tests(session: nox.Session) -> None:
     if not any((ROOT / arg.split("::")[0]).exists() for arg in args if not arg.startswith("-")):
         # (the browser tests need playwright and chromium: the browser session runs them)
         args = [f"--ignore={CORE}/tests/browser", *(d for d in TEST_DIRS if (ROOT / d).is_dir())]
-        args += session.posargs
         if session.python in CORE_SET_PYTHONS:
-            args = [*CORE_SET_OMITS, *args]
+            args = [*CORE_SET_OMITS, *narrowed(CORE_SET_SELECTION, [*args, *session.posargs])]
+        else:
+            args += session.posargs
     # The PostgreSQL acceptance run at full size (8 processes x 2,000 writes) on one Python.
-    env = {"OCTOPODA_TEST_PG_WRITES": "2000"} if session.python == "3.11" else {}
+    env = {"OCTOPODA_TEST_PG_WRITES": "2000"} if session.python == FULL_PYTHON else {}
     session.run("pytest", *args, env=env)
 
 
@@ -153,9 +158,8 @@ def tests_postgres(session: nox.Session) -> None:
     (`--store-backend=postgresql`, see packages/octopoda-core/tests/conftest.py)."""
     session.install("-e", f"{CORE}[cli,sign,postgres]", *CORE_TEST_DEPS)
     deselect = " and ".join(f"not {name}" for name in SQLITE_ONLY)
-    session.run(
-        "pytest", *RUNTIME_SUITES, "--store-backend=postgresql", "-k", deselect, *session.posargs
-    )
+    args = narrowed({"-k": deselect}, session.posargs)
+    session.run("pytest", *RUNTIME_SUITES, "--store-backend=postgresql", *args)
 
 
 # Octopoda 3.3.4 (the predecessor on PyPI) owns the same `octopoda` import package as our
@@ -271,7 +275,7 @@ def tests_remote(session: nox.Session) -> None:
     if not any(a.startswith("--store-backend") for a in args):
         args.append("--store-backend=remote")
     deselect = " and ".join(f"not {name}" for name in REMOTE_SKIP)
-    session.run("pytest", *RUNTIME_SUITES, "-k", deselect, *args)
+    session.run("pytest", *RUNTIME_SUITES, *narrowed({"-k": deselect}, args))
 
 
 @nox.session(python="3.11")
@@ -369,9 +373,13 @@ def openai_agents(session: nox.Session, openai_agents: str, extra: tuple[str, ..
     (`nox -s "openai_agents(0.8.4-py3.11)"`; extra args go to pytest)."""
     pins = [f"openai-agents=={openai_agents}", *extra]
     session.install("-e", f"{CORE}[cli]", "-e", OPENAI_AGENTS_PKG, "pytest", "pytest-socket", *pins)
-    args = list(session.posargs)
-    if openai_agents == OPENAI_AGENTS_NEWEST and session.python != "3.11":
-        args = ["-m", "not processes", *args]  # (restarts, crashes: the same SDK on 3.11)
+    args = cell_args(
+        str(session.python),
+        newest=openai_agents == OPENAI_AGENTS_NEWEST,
+        full_python=FULL_PYTHON,
+        elsewhere=("processes",),  # (restarts, crashes: the same SDK on 3.11)
+        posargs=session.posargs,
+    )
     session.run("pytest", f"{OPENAI_AGENTS_PKG}/tests", *args)
 
 
@@ -547,11 +555,14 @@ def langchain(session: nox.Session, line: str, pins: tuple[str, ...]) -> None:
     """octopoda-langchain tests against one LangChain/LangGraph line
     (`nox -s "langchain(core-0.3-py3.11)"`; extra args go to pytest)."""
     session.install("-e", f"{CORE}[postgres]", "-e", LANGCHAIN_PKG, *LANGCHAIN_TEST_DEPS, *pins)
-    args = list(session.posargs)
-    if line == "newest" and session.python != "3.11":  # (the same line on another Python)
-        args = ["-m", "not examples and not processes", *args]
-    elif line != "newest":
-        args = ["-m", "not examples", *args]
+    args = cell_args(
+        str(session.python),
+        newest=line == "newest",
+        full_python=FULL_PYTHON,
+        elsewhere=("examples", "processes"),
+        older=("examples",),
+        posargs=session.posargs,
+    )
     session.run("pytest", f"{LANGCHAIN_PKG}/tests", *args)
 
 
@@ -657,14 +668,15 @@ def _autogen_pins(version: str) -> tuple[str, ...]:
 # octopoda-crewai against each supported CrewAI line, each in its own venv: 1.10.1 (the first
 # with the unified Memory and its StorageBackend), 1.13.0 (a middle line) and 1.15.30 (the
 # newest) on Python 3.11, and the newest on 3.10, 3.12 and 3.13 (crewai needs <3.14). CrewAI
-# is a 1 GB install, so the default run has two cells (oldest and newest on 3.11); the others
-# run on request (`nox -s "crewai(1.13.0-py3.11)"`).
+# is a 1 GB install, so the default run has one cell per line, on 3.11; the newest on the
+# other Pythons runs on request (`nox -s "crewai(1.15.30-py3.13)"`).
 CREWAI_PKG = "packages/octopoda-crewai"
 CREWAI_NEWEST = "1.15.30"
 CREWAI_OLDEST = "1.10.1"
+CREWAI_MIDDLE = "1.13.0"
 CREWAI_CELLS = [
     ("3.11", CREWAI_OLDEST),
-    ("3.11", "1.13.0"),
+    ("3.11", CREWAI_MIDDLE),
     *((python, CREWAI_NEWEST) for python in PYTHONS),
 ]
 CREWAI_TEST_DEPS = ("pytest", "pytest-socket", "psycopg[binary]>=3.2", "psycopg-pool>=3.2")
@@ -687,9 +699,14 @@ def autogen(session: nox.Session, autogen: str) -> None:
     session.install(
         "-e", f"{CORE}[postgres]", "-e", AUTOGEN_PKG, *AUTOGEN_TEST_DEPS, *_autogen_pins(autogen)
     )
-    args = list(session.posargs)
-    if (autogen, session.python) != (AUTOGEN_NEWEST, "3.11"):
-        args = ["-m", "not examples", *args]
+    args = cell_args(
+        str(session.python),
+        newest=autogen == AUTOGEN_NEWEST,
+        full_python=FULL_PYTHON,
+        elsewhere=("examples",),
+        older=("examples",),
+        posargs=session.posargs,
+    )
     session.run("pytest", f"{AUTOGEN_PKG}/tests", *args)
 
 
@@ -702,7 +719,9 @@ def autogen_pyautogen(session: nox.Session) -> None:
     session.install("-e", f"{CORE}[postgres]", "pyautogen", *AUTOGEN_TEST_DEPS)
     session.install("--no-deps", "-e", AUTOGEN_PKG)
     session.run("python", "-c", "import pyautogen, autogen_agentchat, autogen_core")
-    session.run("pytest", f"{AUTOGEN_PKG}/tests", "-m", "not examples", *session.posargs)
+    session.run(
+        "pytest", f"{AUTOGEN_PKG}/tests", *narrowed({"-m": "not examples"}, session.posargs)
+    )
 
 
 @nox.session(python="3.11", tags=ADAPTER_LANE)
@@ -742,9 +761,14 @@ def crewai(session: nox.Session, crewai: str) -> None:
     session.install(
         "-e", f"{CORE}[postgres]", "-e", CREWAI_PKG, f"crewai=={crewai}", *CREWAI_TEST_DEPS
     )
-    args = list(session.posargs)
-    if (crewai, session.python) != (CREWAI_NEWEST, "3.11"):
-        args = ["-m", "not processes", *args]  # the crash test runs once, in the newest cell
+    args = cell_args(
+        str(session.python),
+        newest=crewai == CREWAI_NEWEST,
+        full_python=FULL_PYTHON,
+        elsewhere=("processes",),  # the crash test and the extra init scripts: once
+        older=("processes",),
+        posargs=session.posargs,
+    )
     session.run("pytest", f"{CREWAI_PKG}/tests", *args, env=CREWAI_ENV)
 
 
@@ -763,7 +787,11 @@ def bench_crewai(session: nox.Session) -> None:
     session.run("python", "bench/bench_crewai.py", *session.posargs, env=CREWAI_ENV)
 
 
-nox.options.sessions += [f"crewai({CREWAI_OLDEST}-py3.11)", f"crewai({CREWAI_NEWEST}-py3.11)"]
+nox.options.sessions += [
+    f"crewai({CREWAI_OLDEST}-py3.11)",
+    f"crewai({CREWAI_MIDDLE}-py3.11)",
+    f"crewai({CREWAI_NEWEST}-py3.11)",
+]
 
 
 # CrewAI's own memory tests (from its source distribution on PyPI, never copied here) against
