@@ -8,8 +8,6 @@
 'Alice'
 """
 
-from typing import TYPE_CHECKING
-
 from ._errors import (
     AccessDenied,
     AgentPaused,
@@ -34,6 +32,8 @@ from ._errors import (
 )
 from ._lazy import lazy_names
 from ._version import __version__
+
+TYPE_CHECKING = False  # (not typing's: `import octopoda` loads no typing)
 
 
 def _check_install() -> None:

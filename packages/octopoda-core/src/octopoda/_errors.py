@@ -29,7 +29,9 @@ Every message says what happened and what to do about it.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # (not typing's: `import octopoda` loads no typing)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "AccessDenied",

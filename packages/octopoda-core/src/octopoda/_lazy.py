@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping
+
+TYPE_CHECKING = False  # (not typing's: `import octopoda` loads neither it nor collections)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
 
 __all__ = ["lazy_names"]
 
