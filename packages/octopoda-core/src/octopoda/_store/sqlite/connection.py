@@ -57,6 +57,16 @@ def storage_error(path: str, busy_timeout: float, exc: Exception) -> StorageErro
         )
     if "readonly" in text:
         return StorageError(f"the store {path} is read-only ({text}); check permissions")
+    if "disk is full" in text:  # (SQLITE_FULL: the transaction rolled back, nothing written)
+        return StorageError(
+            f"the store {path} could not write: the disk is full ({text}); nothing of this"
+            " write was stored. Free space on that disk (or move the store) and try again"
+        )
+    if "unable to open" in text:
+        return StorageError(
+            f"the store {path} cannot be opened ({text}); check that its directory is"
+            " writable by this user and on a file system that supports SQLite's locks"
+        )
     return StorageError(f"the store {path} failed: {text}")
 
 
