@@ -66,3 +66,36 @@ def test_quickstart_runs_twice_on_the_default_store(tmp_path: Path) -> None:
     assert "loop" not in first.stderr + second.stderr, second.stderr
     assert "audit chain: verified" in second.stdout
     assert (tmp_path / "home" / "octopoda.db").is_file()
+
+
+def _checkout_installs(text: str) -> list[str]:
+    """The paths that the ``pip install -e`` lines of ``text`` install (extras kept)."""
+    return [
+        path.strip("'\"")
+        for line in text.splitlines()
+        if line.startswith("pip install -e ")
+        for path in line.split("#", 1)[0].split()[3:]
+        if path != "-e"
+    ]
+
+
+@pytest.mark.parametrize(
+    "readme",
+    [ROOT / "README.md", *sorted((ROOT / "packages").glob("*/README.md"))],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_each_readme_shows_the_install_from_a_checkout(readme: Path) -> None:
+    # until the first release nothing is on PyPI: a new user installs from this checkout,
+    # an adapter together with the core it needs
+    installs = _checkout_installs(readme.read_text(encoding="utf-8"))
+    package = readme.parent.name if readme.parent.parent.name == "packages" else None
+    wanted = {"packages/octopoda-core", *([f"packages/{package}"] if package else [])}
+    named = {path.split("[", 1)[0] for path in installs}
+    assert wanted <= named, f"{readme.relative_to(ROOT)} installs {sorted(named)}, not {wanted}"
+    for path in installs:
+        folder, _, extras = path.partition("[")
+        pyproject = (ROOT / folder / "pyproject.toml").read_text(encoding="utf-8")
+        for extra in filter(None, extras.rstrip("]").split(",")):
+            assert re.search(rf"^{re.escape(extra)} = \[", pyproject, re.MULTILINE), (
+                f"{readme.relative_to(ROOT)}: {folder} has no extra {extra!r}"
+            )
