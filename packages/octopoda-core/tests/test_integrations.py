@@ -367,3 +367,25 @@ def test_one_activation_reuses_replaces_and_undoes_once() -> None:
     assert undo_again is not undo_b
     assert log[-1] == "install b"
     undo_again()
+
+
+def test_changed_keys_names_what_the_agents_events_changed(tmp_path: Path) -> None:
+    db = tmp_path / "agent.db"
+    with AgentRuntime("bot", store=db) as agent, AgentRuntime("bot", store=db) as other:
+        agent.remember_many([("a", 1), ("b", 2), ("c", 3)])
+        start = agent.audit.head().seq
+        assert kit.changed_keys(agent, start, start) == set()
+        other.remember("a", 10)  # another runtime (as another process would)
+        other.forget("b")
+        other.record_tool_call("search", {"q": "x"}, result="hits")  # no memory change
+        other.create_space("team")
+        other.share("shared-key", "not the agent's memory", space="team")
+        other.erase("c")
+        head = agent.audit.head().seq
+        assert kit.changed_keys(agent, start, head) == {"a", "b", "c"}
+        assert kit.changed_keys(agent, head - 1, head) == {"c"}
+        assert kit.changed_keys(other, 0, start) == {"a", "b", "c"}
+        # past the limit (or a range the store cannot give whole): None, read it all
+        assert kit.changed_keys(agent, start, head, limit=head - start - 1) is None
+        assert kit.changed_keys(agent, start, head + 5) is None
+        assert kit.changed_keys(agent, head, start) is None

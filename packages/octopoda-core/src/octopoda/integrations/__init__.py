@@ -30,6 +30,9 @@ that is the same for every framework; it imports nothing but the standard librar
   :class:`OneActivation` wraps an ``install(context)`` into its ``activate`` for a
   framework whose hooks are process-wide (the same context again changes nothing,
   another context replaces the previous one, the undo runs once).
+* **Catching up.** :func:`changed_keys` names the keys of an agent's memory that its
+  events after a seq wrote, forgot or erased (any process's), so that an adapter's cache of
+  the memory reads those again instead of everything.
 * **Cheap imports.** :func:`lazy_names` gives a package a PEP 562 ``__getattr__`` and
   ``__dir__`` that import each public name's module on first use.
 
@@ -60,6 +63,7 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._auto import ENTRY_POINT_GROUP, Deactivate, InitContext, Integration, OneActivation
+    from ._changes import CHANGED_KEYS_EVENTS, changed_keys
     from ._offload import parse_arguments, run_blocking, run_settled
     from ._pricing import Prices, check_prices, cost_of
     from ._recorder import ActionRecorder
@@ -69,6 +73,8 @@ if TYPE_CHECKING:
 # Each name loads its module on first use (PEP 562): an adapter's entry point, which
 # ``octopoda.init`` loads at start-up, imports only ``Integration`` and stays cheap.
 _LAZY: dict[str, str] = {
+    "CHANGED_KEYS_EVENTS": "._changes",
+    "changed_keys": "._changes",
     "ENTRY_POINT_GROUP": "._auto",
     "Deactivate": "._auto",
     "InitContext": "._auto",
@@ -95,6 +101,7 @@ _LAZY: dict[str, str] = {
 del TYPE_CHECKING
 
 __all__ = [
+    "CHANGED_KEYS_EVENTS",
     "ENTRY_POINT_GROUP",
     "ActionRecorder",
     "AgentRuntimes",
@@ -107,6 +114,7 @@ __all__ = [
     "Target",
     "Verdict",
     "blocked_tool_text",
+    "changed_keys",
     "check_prices",
     "cost_of",
     "lazy_names",
