@@ -302,6 +302,33 @@ def test_a_second_storage_on_the_same_store_sees_writes(store_url: str) -> None:
         assert one.get_record(r.id) is None
 
 
+def test_a_second_storage_catches_up_on_the_changes_without_reading_everything(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with OctopodaStorage(store_url) as one, OctopodaStorage(store_url) as two:
+        kept = [rec(f"kept {i}", scope="/a") for i in range(20)]
+        one.save(kept)
+        assert two.count() == 20
+        reloads: list[int] = []
+        reload = two._reload
+        monkeypatch.setattr(two, "_reload", lambda: (reloads.append(1), reload())[1])
+        one.update(kept[0].model_copy(update={"content": "moved", "scope": "/b"}))
+        one.delete(record_ids=[kept[1].id])
+        one.save([rec("new", scope="/b", embedding=[0.4, 0.3, 0.2, 0.1])])
+        assert two.count() == 20  # one deleted, one new
+        assert {r.content for r in two.list_records("/b")} == {"moved", "new"}
+        assert two.get_record(kept[1].id) is None
+        assert two.search([0.4, 0.3, 0.2, 0.1], limit=1)[0][0].content == "new"
+        two.save([rec("from two", scope="/c")])  # its own writes on top
+        one.reset("/a")
+        assert two.count("/a") == 0 and two.count() == 3
+        assert reloads == []  # caught up from the events, never read everything again
+        with OctopodaStorage(store_url) as three:  # the cache is what the store holds
+            assert {r.id: r.content for r in three.list_records()} == {
+                r.id: r.content for r in two.list_records()
+            }
+
+
 def test_a_batch_saving_an_id_twice_keeps_its_last_version(storage: OctopodaStorage) -> None:
     first = rec("first", embedding=[1.0, 0.0, 0.0, 0.0])
     again = first.model_copy(update={"content": "again", "embedding": [0.0, 0.0, 0.0, 2.0]})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 import threading
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -13,7 +14,7 @@ import numpy as np
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from octopoda import AgentRuntime
-from octopoda.integrations import Target, resolve_runtime, run_blocking
+from octopoda.integrations import Target, changed_keys, resolve_runtime, run_blocking
 
 from ._vectors import VectorIndex
 
@@ -55,6 +56,15 @@ def record_key(record_id: str) -> str:
     """The Octopoda memory key of the CrewAI record ``record_id`` (its history:
     ``agent.recall_history(record_key(id))``)."""
     return RECORD_PREFIX + _escape(record_id)
+
+
+_ESCAPED = re.compile("%(25|2F|00)")
+_UNESCAPED = {"25": "%", "2F": "/", "00": "\x00"}
+
+
+def _record_id(key: str) -> str:
+    """The record id of the memory key ``key`` (``record_key`` undone, in one pass)."""
+    return _ESCAPED.sub(lambda m: _UNESCAPED[m[1]], key[len(RECORD_PREFIX) :])
 
 
 def _naive_utc(when: datetime) -> datetime:
@@ -181,8 +191,9 @@ class OctopodaStorage:
     client or ``AgentRuntime`` (a runtime or store passed in stays open on ``close()``).
 
     Search ranks by cosine similarity of the embeddings CrewAI supplies (scores in [0, 1]),
-    held in an in-process index rebuilt from the store on open, and again when another
-    process or storage wrote to the same agent. Timestamps come back naive UTC, as CrewAI's
+    held in an in-process index built from the store on open; after another process or
+    storage wrote to the same agent, the next call reads again the records its events
+    changed (all of them past 1,000 events). Timestamps come back naive UTC, as CrewAI's
     scoring needs; a vector of another dimension than the stored ones raises CrewAI's
     ``EmbeddingDimensionMismatchError``. Thread-safe (``Memory`` saves from a worker thread).
     """
@@ -260,6 +271,12 @@ class OctopodaStorage:
         else:
             self._index.remove(rid)
 
+    def _drop(self, rid: str) -> None:
+        """Forget ``rid`` in the cache (deleted, or no longer a record)."""
+        self._uncache_scope(rid)
+        self._entries.pop(rid, None)
+        self._index.remove(rid)
+
     def _uncache_scope(self, rid: str) -> None:
         old = self._entries.get(rid)
         if old is not None:
@@ -279,15 +296,31 @@ class OctopodaStorage:
                 self.agent, _ = resolve_runtime(self._target, self.agent.agent_id)
             self._closed = False
             self._seen_seq = -2
-        if self._head_seq() != self._seen_seq:
+        head = self._head_seq()
+        seen = self._seen_seq
+        if head == seen:
+            return
+        # another writer (process, storage) changed the agent's memory: read again what
+        # its events changed, or everything when they cannot tell (-2: reload)
+        changed = None if seen == -2 else changed_keys(self.agent, max(seen, 0), head)
+        if changed is None:
             self._reload()
+            return
+        for key in changed:
+            if key.startswith(RECORD_PREFIX):
+                found = self.agent.recall(key)
+                env = found.value if found.found else None
+                if isinstance(env, dict) and env.get("id") == _record_id(key):
+                    self._cache(_Entry(env))
+                else:
+                    self._drop(_record_id(key))
+        self._seen_seq = head
 
     def _wrote(self, seq: int, before: int) -> None:
-        # Our own write moves the head by one event; anything else means another writer.
+        # Our own write moves the head by one event; with another writer's events in
+        # between, the next call catches up on them (and reads this write's keys again).
         if before == self._seen_seq and seq == before + 1:
             self._seen_seq = seq
-        else:
-            self._seen_seq = -2  # reload on the next call
 
     def _write(self, entries: list[_Entry], vectors: list[Any] | None = None) -> None:
         """Write ``entries`` in one event and cache them; ``vectors``: each one's embedding
@@ -310,9 +343,7 @@ class OctopodaStorage:
         before = self._seen_seq
         done = self.agent.forget_many(record_key(i) for i in wanted)
         for rid in wanted:
-            self._uncache_scope(rid)
-            self._entries.pop(rid, None)
-            self._index.remove(rid)
+            self._drop(rid)
         if done:
             self._wrote(done[-1].seq, before)
         return len(wanted)
