@@ -100,12 +100,29 @@ if "--list" in args:
     print(json.dumps(json.loads(os.environ["FAKE_LISTING"])))
     sys.exit(0)
 sessions = args[args.index("-s") + 1 :]
-with open(os.environ["FAKE_RECORD"], "a") as record:
-    record.write(json.dumps({"start": time.time(), "sessions": sessions}) + "\\n")
+record = os.environ["FAKE_RECORD"]
+def lines():
+    out = []
+    with open(record) as f:
+        for line in f:
+            try:
+                out.append(json.loads(line))
+            except ValueError:  # (the other lane is writing that line)
+                pass
+    return out
+with open(record, "a") as f:
+    f.write(json.dumps({"start": time.time(), "sessions": sessions}) + "\\n")
 print("ran " + " ".join(sessions), flush=True)
-time.sleep(0.5)  # (both lanes are running now)
-with open(os.environ["FAKE_RECORD"], "a") as record:
-    record.write(json.dumps({"end": time.time(), "sessions": sessions}) + "\\n")
+# a lane waits (up to 20 s) until the other lane has started: both run at once
+lane = "parity_langgraph" not in sessions
+deadline = time.time() + 20
+while lane and time.time() < deadline:
+    if len([r for r in lines() if "start" in r]) >= 2:
+        break
+    time.sleep(0.05)
+others = [r["sessions"] for r in lines() if "start" in r and r["sessions"] != sessions]
+with open(record, "a") as f:
+    f.write(json.dumps({"end": time.time(), "sessions": sessions, "others": others}) + "\\n")
 failing = os.environ.get("FAKE_FAIL", "")
 sys.exit(3 if failing and failing in sessions else 0)
 """
@@ -141,12 +158,15 @@ def test_the_lanes_split_by_tag_and_run_at_once_then_the_alone_sessions(
 ) -> None:
     status, record = _lanes(tmp_path, monkeypatch)
     assert status == 0
-    starts = {tuple(r["sessions"]): r["start"] for r in record if "start" in r}  # type: ignore[misc]
-    ends = {tuple(r["sessions"]): r["end"] for r in record if "end" in r}  # type: ignore[misc]
-    core, adapters = ("lint", "tests-3.11"), ("crewai(1.15.30-py3.11)", "langchain(newest-py3.11)")
-    assert set(starts) == {core, adapters, ("parity_langgraph",)}
-    assert starts[adapters] < ends[core] and starts[core] < ends[adapters]  # side by side
-    assert starts[("parity_langgraph",)] >= max(ends[core], ends[adapters])  # then alone
+    core, adapters = ["lint", "tests-3.11"], ["crewai(1.15.30-py3.11)", "langchain(newest-py3.11)"]
+    ends = {tuple(r["sessions"]): r for r in record if "end" in r}  # type: ignore[misc]
+    assert set(ends) == {tuple(core), tuple(adapters), ("parity_langgraph",)}
+    # each lane saw the other one running: they ran at once
+    assert ends[tuple(core)]["others"] == [adapters]
+    assert ends[tuple(adapters)]["others"] == [core]
+    # the alone sessions started once both lanes had ended
+    alone = next(r for r in record if "start" in r and r["sessions"] == ["parity_langgraph"])
+    assert alone["start"] >= max(ends[tuple(core)]["end"], ends[tuple(adapters)]["end"])
     out = capfd.readouterr().out
     # the adapters' output is printed after the core lane's
     assert out.index("ran lint tests-3.11") < out.index("ran crewai(1.15.30-py3.11)")
