@@ -52,7 +52,12 @@ MOVED = [
     "StoredRow",
 ]
 # Names only imported for type checking in the library (resolved here to read the hints).
-_HINT_NAMES = {"timedelta": datetime.timedelta, "Path": pathlib.Path, "Any": typing.Any}
+_HINT_NAMES = {
+    "timedelta": datetime.timedelta,
+    "Path": pathlib.Path,
+    "Any": typing.Any,
+    "IntegrationStatus": octopoda.IntegrationStatus,
+}
 
 
 # Private packages that need an extra, and the module of that extra: walked only when it is
@@ -273,6 +278,16 @@ def _modules_loaded_by(code: str) -> dict[str, list[str]]:
     )
     result: dict[str, list[str]] = json.loads(done.stdout)
     return result
+
+
+def test_an_init_that_finds_nothing_loads_no_typing_threading_or_logging() -> None:
+    # (bench 12: such an init() must stay under 5 ms, imports included)
+    from octopoda._instrument.discovery import distributions, entry_points
+
+    if entry_points("octopoda.integrations", distributions()):
+        pytest.skip("an adapter is installed here: init() has work to do")
+    loaded = _modules_loaded_by("import octopoda\nassert octopoda.init().integrations == ()")
+    assert {"typing", "threading", "logging", "contextlib"}.isdisjoint(loaded["new"]), loaded["new"]
 
 
 def test_import_octopoda_loads_no_typing_and_nothing_it_does_not_need() -> None:

@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from ._audit.chain import AuditChainer
     from ._audit.signing import SignedHead
     from ._audit.trail import AuditTrail, ChainHead, VerifyReport, verify_audit_bundle
-    from ._instrument import Instrumentation, IntegrationStatus, init, shutdown
+    from ._instrument import Instrumentation, init, shutdown
+    from ._instrument.status import IntegrationStatus
     from ._loops import LoopEventRef, LoopPolicy, LoopSignal, LoopStatus, Outage
     from ._records import (
         EraseResult,
@@ -104,7 +105,7 @@ _LAZY: dict[str, str] = {
     "init": "._instrument",
     "shutdown": "._instrument",
     "Instrumentation": "._instrument",
-    "IntegrationStatus": "._instrument",
+    "IntegrationStatus": "._instrument.status",
     "PostgresStore": "._store.postgres.store",
     "AgentInfo": "._runtime.client",
     "Octopoda": "._runtime.client",

@@ -1,6 +1,6 @@
 """Which integrations are installed, and which framework versions: read from the
 distributions' metadata folders on ``sys.path`` without importing ``importlib.metadata``;
-and :class:`IntegrationStatus`, what ``init`` found of each.
+(:class:`~.status.IntegrationStatus` is what ``init`` found of each).
 
 ``importlib.metadata`` costs about 40 ms to import, more than the whole budget of an
 ``octopoda.init()`` that finds nothing to do. The two facts ``init`` needs are cheap to read
@@ -10,17 +10,20 @@ folder's name or ``METADATA``/``PKG-INFO`` header, and its entry points in
 ``sys.path`` wins.
 """
 
+from __future__ import annotations
+
 import os
 import sys
-from collections.abc import Iterable
-from typing import NamedTuple
 
 from .._errors import ConfigError
+
+TYPE_CHECKING = False  # (not typing's: an init that finds nothing loads no typing)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "Distribution",
     "EntryPoint",
-    "IntegrationStatus",
     "distributions",
     "entry_points",
     "normalize",
@@ -29,34 +32,52 @@ __all__ = [
 ]
 
 
-class Distribution(NamedTuple):
-    name: str  # normalized (PEP 503): lower case, runs of -_. as one -
+class _Record:
+    """A small record of strings, by position in ``_fields`` (typing's ``NamedTuple`` costs
+    more to import than all of this module may)."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __init__(self, *values: str) -> None:
+        for name, value in zip(self._fields, values, strict=True):
+            setattr(self, name, value)
+
+    def _values(self) -> tuple[str, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Record) or type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        pairs = zip(self._fields, self._values(), strict=True)
+        return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in pairs)})"
+
+
+class Distribution(_Record):
+    """An installed distribution: ``name`` normalized (PEP 503: lower case, runs of -_. as
+    one -), ``version``, ``path`` (its metadata folder)."""
+
+    _fields = ("name", "version", "path")
+    __slots__ = _fields
+    name: str
     version: str
-    path: str  # the metadata folder
+    path: str
 
 
-class EntryPoint(NamedTuple):
+class EntryPoint(_Record):
+    """An entry point: ``name``, ``value`` (``"module:attribute"``), ``distribution``."""
+
+    _fields = ("name", "value", "distribution")
+    __slots__ = _fields
     name: str
-    value: str  # "module:attribute"
+    value: str
     distribution: str
-
-
-class IntegrationStatus(NamedTuple):
-    """One integration as ``init`` found it.
-
-    ``state``: ``"active"`` (hooked), ``"waiting"`` (hooked when ``modules`` are imported),
-    ``"absent"`` (its framework is not installed), ``"unsupported"`` (the installed version
-    is outside ``supported``), ``"disabled"`` (``$OCTOPODA_DISABLED_INTEGRATIONS``),
-    ``"failed"`` (the entry point or ``activate`` raised: ``detail`` says what).
-    """
-
-    name: str
-    adapter: str
-    framework: str
-    version: str | None
-    supported: str
-    state: str
-    detail: str = ""
 
 
 _SUFFIXES = (".dist-info", ".egg-info")

@@ -9,21 +9,20 @@ The technique is wrapt's ``register_post_import_hook``, without the dependency.
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import sys
-import threading
-from collections.abc import Callable, Sequence
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from _thread import RLock
+from _thread import _local as local
 
+TYPE_CHECKING = False  # (not typing's: an init that finds nothing loads no typing)
 if TYPE_CHECKING:
-    from importlib.abc import Loader
+    from collections.abc import Callable, Sequence
     from importlib.machinery import ModuleSpec
+    from types import ModuleType
+    from typing import Any
+
+    Hook = Callable[[ModuleType], None]
 
 __all__ = ["PostImportHooks"]
-
-Hook = Callable[[ModuleType], None]
 
 
 class _Loader:
@@ -59,8 +58,8 @@ class PostImportHooks:
 
     def __init__(self) -> None:
         self._hooks: dict[str, list[Hook]] = {}
-        self._lock = threading.RLock()
-        self._resolving = threading.local()
+        self._lock = RLock()
+        self._resolving = local()
         self._installed = False
 
     def add(self, name: str, hook: Hook) -> None:
@@ -84,7 +83,7 @@ class PostImportHooks:
         with self._lock:
             self._hooks.clear()
             if self._installed:
-                with contextlib.suppress(ValueError):  # someone else took it off
+                if self in sys.meta_path:  # (else someone else took it off; no contextlib)
                     sys.meta_path.remove(self)
                 self._installed = False
 
@@ -106,11 +105,13 @@ class PostImportHooks:
         if fullname not in self._hooks or getattr(self._resolving, "name", None) == fullname:
             return None
         self._resolving.name = fullname
+        import importlib.util  # (here: contextlib and collections come with it)
+
         try:
             spec = importlib.util.find_spec(fullname)
         finally:
             self._resolving.name = None
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = cast("Loader", _Loader(self, spec.loader))
+        spec.loader = _Loader(self, spec.loader)  # type: ignore[assignment]  # (duck-typed)
         return spec

@@ -13,28 +13,30 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from _thread import RLock
 
 from .._errors import ConfigError, InvalidAgentId, InvalidInput
-from .discovery import IntegrationStatus, distributions, entry_points, normalize, satisfies
+from .discovery import distributions, entry_points, normalize, satisfies
 from .hooks import PostImportHooks
 
+TYPE_CHECKING = False  # (not typing's: see below)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
     from logging import Logger
     from types import ModuleType
+    from typing import Any, Final
 
     from .._loops import LoopPolicy
     from ..integrations._auto import Deactivate, InitContext, Integration
+    from .status import IntegrationStatus
 
-# A no-op init (no framework installed) must stay under 5 ms, imports included: logging,
-# dataclasses and the value checks (hashlib, json) load only once there is work to do.
+# A no-op init (no framework installed) must stay under 5 ms, imports included: typing,
+# threading, logging, dataclasses and the value checks (hashlib, json) load only once there
+# is work to do (`import octopoda` loads no typing either).
 
 __all__ = [
     "ADAPTERS",
     "Instrumentation",
-    "IntegrationStatus",
     "init",
     "parse_policy",
     "program_agent_id",
@@ -158,7 +160,7 @@ class _Entry:
         self.status = status
         self.integration = integration
         self.deactivate: Deactivate | None = None
-        self.lock = threading.RLock()
+        self.lock = RLock()
 
 
 class _Session:
@@ -181,7 +183,7 @@ class _Session:
         self.hooks = PostImportHooks()
         self.context: InitContext | None = None
         self.order: list[str] = []  # activation order, undone in reverse
-        self.lock = threading.RLock()
+        self.lock = RLock()
         self.closed = False
 
     def snapshot(self) -> Instrumentation:
@@ -255,7 +257,7 @@ def _replace(status: IntegrationStatus, state: str, detail: str) -> IntegrationS
     return status._replace(state=state, detail=detail)
 
 
-_lock = threading.RLock()
+_lock = RLock()
 _session: _Session | None = None
 
 
@@ -393,6 +395,10 @@ def _discover(session: _Session, names: tuple[str, ...] | None) -> list[str]:
                 f" (installed: {', '.join(sorted(found)) or 'none'})"
                 + (f"; install it: {'; '.join(hints)}" if hints else "")
             )
+    if not points:
+        return []  # (nothing installed: no statuses, and none of their imports)
+    from .status import IntegrationStatus
+
     disabled = _disabled()
     waiting: list[str] = []
     for point in points:
