@@ -308,18 +308,18 @@ class OctopodaStorage:
             return
         for key in changed:
             if key.startswith(RECORD_PREFIX):
-                found = self.agent.recall(key)
+                rid, found = _record_id(key), self.agent.recall(key)
                 env = found.value if found.found else None
-                if isinstance(env, dict) and env.get("id") == _record_id(key):
+                if isinstance(env, dict) and env.get("id") == rid:
                     self._cache(_Entry(env))
                 else:
-                    self._drop(_record_id(key))
+                    self._drop(rid)
         self._seen_seq = head
 
-    def _wrote(self, seq: int, before: int) -> None:
-        # Our own write moves the head by one event; with another writer's events in
-        # between, the next call catches up on them (and reads this write's keys again).
-        if before == self._seen_seq and seq == before + 1:
+    def _wrote(self, seq: int) -> None:
+        # Our own write (under the lock) moves the head by one event; with another writer's
+        # events in between, the next call catches up on them (and this write's keys).
+        if seq == self._seen_seq + 1:
             self._seen_seq = seq
 
     def _write(self, entries: list[_Entry], vectors: list[Any] | None = None) -> None:
@@ -327,25 +327,23 @@ class OctopodaStorage:
         row (None: it has none), when the caller has them unpacked."""
         if not entries:
             return
-        before = self._seen_seq
         done = self.agent.remember_many([(record_key(e.env["id"]), e.env) for e in entries])
         if vectors is None:
             for entry in entries:
                 self._cache(entry)
         else:
             self._cache_saved(entries, vectors)
-        self._wrote(done[-1].seq, before)
+        self._wrote(done[-1].seq)
 
     def _forget(self, ids: Iterable[str]) -> int:
         wanted = [i for i in dict.fromkeys(ids) if i in self._entries]
         if not wanted:
             return 0
-        before = self._seen_seq
         done = self.agent.forget_many(record_key(i) for i in wanted)
         for rid in wanted:
             self._drop(rid)
         if done:
-            self._wrote(done[-1].seq, before)
+            self._wrote(done[-1].seq)
         return len(wanted)
 
     def _check_dim(self, vectors: Iterable[list[float] | None]) -> None:
