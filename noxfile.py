@@ -76,7 +76,7 @@ CORE_TEST_DEPS = ("pytest", "pytest-socket", "hypothesis>=6.100")  # hypothesis:
 # store conformance suite still runs on PostgreSQL: the driver's wheels are per Python), the
 # tests that start other processes (crash, race and shared-state tests), the fuzzers
 # (hypothesis explores the same inputs) and the 100,000-event chain.
-CORE_SET_PYTHONS = ("3.10", "3.12", "3.13")
+CORE_SET_PYTHONS = tuple(python for python in PYTHONS if python != FULL_PYTHON)
 CORE_SET_OMITS = (
     *(
         f"--ignore={CORE}/tests/{name}.py"
